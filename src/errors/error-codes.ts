@@ -1,0 +1,49 @@
+/**
+ * The catalogue of wire error codes: status and message of each, as the real controller sends them.
+ * Only this file names codes; everything else goes through ApiError factories.
+ * @see openziti/foundation errorz/messages.go, openziti/ziti controller/apierror/messages.go
+ */
+export const API_ERRORS = {
+  NOT_FOUND: { status: 404, message: 'The resource requested was not found or is no longer available' },
+  UNHANDLED: { status: 500, message: 'An unhandled error occurred' },
+  ENTITY_CAN_NOT_BE_DELETED: { status: 400, message: 'The entity requested for delete can not be deleted' },
+  ENTITY_CAN_NOT_BE_UPDATED: { status: 400, message: 'The entity requested for update can not be updated' },
+  COULD_NOT_VALIDATE: {
+    status: 400,
+    message: 'The supplied request contains an invalid document or no valid accept content were available, see cause',
+  },
+  UNAUTHORIZED: {
+    status: 401,
+    message: 'The request could not be completed. The session is not authorized or the credentials are invalid',
+  },
+  INVALID_FILTER: { status: 400, message: 'The filter query supplied is invalid' },
+  INVALID_PAGINATION: { status: 400, message: 'The pagination properties provided are invalid' },
+  INVALID_SORT_IDENTIFIER: { status: 400, message: 'The sort order supplied is invalid' },
+  METHOD_NOT_ALLOWED: { status: 405, message: 'The resource requested does not support this HTTP verb' },
+  COULD_NOT_PARSE_BODY: { status: 400, message: 'The body of the request could not be parsed' },
+  REQUEST_ENTITY_TOO_LARGE: { status: 413, message: 'The request entity is too large' },
+  INVALID_CONTENT_TYPE: { status: 400, message: 'The content type of the request is not supported' },
+  INVALID_AUTH: { status: 401, message: 'The authentication request failed' },
+  INVALID_AUTH_METHOD: { status: 400, message: 'The supplied authentication method is not valid' },
+  ENROLLMENT_EXPIRED: { status: 400, message: 'The enrollment token has expired' },
+  INVALID_ENROLLMENT_TOKEN: { status: 400, message: 'The supplied token is not valid' },
+  INVALID_ENROLL_METHOD: { status: 400, message: 'The enrollment method supplied is not valid' },
+  COULD_NOT_PROCESS_CSR: { status: 400, message: 'The certificate signing request could not be processed' },
+  NO_EDGE_ROUTERS_AVAILABLE: { status: 400, message: 'No edge routers are assigned and online to handle the requested connection' },
+  CAN_NOT_DELETE_REFERENCED_ENTITY: { status: 409, message: 'The entity is referenced by other entities and can not be deleted' },
+  REFERENCED_ENTITY_NOT_FOUND: { status: 400, message: 'A referenced entity could not be found' },
+  ENROLLMENT_EXISTS: { status: 409, message: 'An enrollment of the same method already exists' },
+  RATE_LIMITED: {
+    status: 429,
+    message: 'The requested operation is rate limited and the rate limit has been exceeded. Please try again later',
+  },
+  SERVER_TOO_MANY_REQUESTS: {
+    status: 429,
+    message: 'Too many requests to alter state have been issued. Please slow your request rate or try again later.',
+  },
+  TIMEOUT: { status: 503, message: 'The request timed out' },
+  UNSUPPORTED_MEDIA: { status: 415, message: 'No suitable accept media types were detected, supports: application/json' },
+} as const satisfies Record<string, { status: number; message: string }>
+
+/** A code the controller can answer with. */
+export type ApiErrorCode = keyof typeof API_ERRORS
