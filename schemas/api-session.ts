@@ -1,0 +1,38 @@
+/**
+ * API session wire shapes.
+ * @see edge-api management.yml apiSessionDetail, currentApiSessionDetail, authQueryDetail
+ */
+import { Type } from '@sinclair/typebox'
+import { BaseEntity, EntityRef } from './common.ts'
+
+export const AuthQueryDetail = Type.Object({
+  typeId: Type.Optional(Type.String()),
+  provider: Type.String(),
+  format: Type.Optional(Type.String()),
+  httpMethod: Type.Optional(Type.String()),
+  httpUrl: Type.Optional(Type.String()),
+  minLength: Type.Optional(Type.Integer()),
+  maxLength: Type.Optional(Type.Integer()),
+})
+
+export const ApiSessionDetail = Type.Object({
+  ...BaseEntity,
+  token: Type.Optional(Type.String()),
+  identity: EntityRef,
+  identityId: Type.String(),
+  authenticatorId: Type.String(),
+  configTypes: Type.Array(Type.String()),
+  ipAddress: Type.String(),
+  authQueries: Type.Array(AuthQueryDetail),
+  isMfaRequired: Type.Boolean(),
+  isMfaComplete: Type.Boolean(),
+  isCertExtendable: Type.Boolean(),
+  lastActivityAt: Type.String({ format: 'date-time' }),
+  cachedLastActivityAt: Type.String({ format: 'date-time' }),
+})
+
+export const CurrentApiSessionDetail = Type.Object({
+  ...ApiSessionDetail.properties,
+  expiresAt: Type.String({ format: 'date-time' }),
+  expirationSeconds: Type.Integer(),
+})

@@ -1,0 +1,191 @@
+/**
+ * The identity actor: sole writer of the `identities` and `authenticators` sub-dbs.
+ * Handlers decide with domain/identity checks, then apply synchronously.
+ */
+import { ApiError } from '../../errors/api-error.ts'
+import { newShortId } from '../../lib/ids.ts'
+import {
+  decideAuthPolicyId,
+  decideDeleteIdentity,
+  decideName,
+  decideNewUpdbAuthenticator,
+  decideRoleAttributes,
+  decideUpdbUsername,
+} from '../../domain/identity/identity-decide.ts'
+import type { Authenticator, Identity } from '../../domain/identity/identity-types.ts'
+import type { Store } from '../../store/store-env.ts'
+import { Actor, type ActorBehavior, type ActorSystemDeps, type Tx } from '../runtime/actor-runtime.ts'
+import type { IdentityEvent, IdentityFields, IdentityMsg, IdentityReplies } from './identity-messages.ts'
+import { IdentityState } from './identity-state.ts'
+
+export type IdentityActor = Actor<IdentityState, IdentityMsg, IdentityReplies, IdentityEvent>
+
+const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, IdentityEvent> = {
+  owner: 'identity',
+  handle(state, msg, tx) {
+    switch (msg.type) {
+      case 'identity.create':
+        return createIdentity(state, msg, tx)
+      case 'identity.update':
+        return updateIdentity(state, msg.id, msg.input, msg.replace, tx)
+      case 'identity.delete':
+        return deleteIdentity(state, msg.id, tx)
+      case 'identity.recordClientInfo': {
+        const prev = state.identity(msg.id)
+        if (!prev) return
+        const next: Identity = {
+          ...prev,
+          envInfo: msg.envInfo ?? prev.envInfo,
+          sdkInfo: msg.sdkInfo ?? prev.sdkInfo,
+          updatedAt: tx.now,
+        }
+        state.putIdentity(next)
+        tx.put('identities', next.id, next)
+        return
+      }
+      case 'authenticator.createUpdb': {
+        decideNewUpdbAuthenticator(state, msg.identityId, msg.username)
+        const a: Authenticator = {
+          id: newShortId(),
+          identityId: msg.identityId,
+          method: 'updb',
+          username: msg.username,
+          passwordHash: msg.passwordHash,
+          tags: msg.tags ?? {},
+          createdAt: tx.now,
+          updatedAt: tx.now,
+        }
+        state.putAuthenticator(a)
+        tx.put('authenticators', a.id, a)
+        return { id: a.id }
+      }
+      case 'authenticator.update': {
+        const prev = state.authenticators.get(msg.id)
+        if (!prev) throw ApiError.notFound()
+        if (msg.username !== undefined && prev.method !== 'updb') {
+          throw new ApiError('CAN_NOT_UPDATE_AUTHENTICATOR', {
+            cause: { kind: 'field', field: 'method', reason: 'only updb authenticators have a username and password', value: prev.method },
+          })
+        }
+        if (msg.username !== undefined) decideUpdbUsername(state, msg.username, prev.id)
+        const next: Authenticator = {
+          ...prev,
+          username: msg.username ?? prev.username,
+          passwordHash: msg.passwordHash ?? prev.passwordHash,
+          tags: msg.tags !== undefined ? (msg.replaceTags ? msg.tags : { ...(prev.tags ?? {}), ...(msg.tags ?? {}) }) : msg.replaceTags ? {} : prev.tags,
+          updatedAt: tx.now,
+        }
+        state.putAuthenticator(next)
+        tx.put('authenticators', next.id, next)
+        return
+      }
+      case 'authenticator.delete': {
+        const prev = state.authenticators.get(msg.id)
+        if (!prev) throw ApiError.notFound()
+        state.removeAuthenticator(prev.id)
+        tx.remove('authenticators', prev.id)
+        tx.emit({ type: 'authenticator.deleted', authenticator: prev })
+        return
+      }
+    }
+  },
+}
+
+function createIdentity(state: IdentityState, msg: Extract<IdentityMsg, { type: 'identity.create' }>, tx: Tx<IdentityEvent>) {
+  const input = msg.input
+  const name = decideName(state, input.name)
+  const roleAttributes = decideRoleAttributes(input.roleAttributes)
+  const authPolicyId = decideAuthPolicyId(input.authPolicyId)
+  if (msg.updb) decideUpdbUsername(state, msg.updb.username)
+  const identity: Identity = {
+    id: newShortId(),
+    name,
+    typeId: input.typeId ?? 'Default',
+    isAdmin: input.isAdmin ?? false,
+    isDefaultAdmin: msg.isDefaultAdmin ?? false,
+    roleAttributes,
+    externalId: input.externalId ?? null,
+    authPolicyId,
+    appData: input.appData ?? null,
+    tags: input.tags ?? {},
+    defaultHostingCost: input.defaultHostingCost ?? 0,
+    defaultHostingPrecedence: input.defaultHostingPrecedence ?? 'default',
+    serviceHostingCosts: input.serviceHostingCosts ?? {},
+    serviceHostingPrecedences: input.serviceHostingPrecedences ?? {},
+    envInfo: {},
+    sdkInfo: {},
+    disabledAt: null,
+    disabledUntil: null,
+    createdAt: tx.now,
+    updatedAt: tx.now,
+  }
+  state.putIdentity(identity)
+  tx.put('identities', identity.id, identity)
+  if (msg.updb) {
+    const a: Authenticator = {
+      id: newShortId(),
+      identityId: identity.id,
+      method: 'updb',
+      username: msg.updb.username,
+      passwordHash: msg.updb.passwordHash,
+      tags: {},
+      createdAt: tx.now,
+      updatedAt: tx.now,
+    }
+    state.putAuthenticator(a)
+    tx.put('authenticators', a.id, a)
+  }
+  tx.emit({ type: 'identity.created', identity })
+  return { id: identity.id }
+}
+
+function updateIdentity(state: IdentityState, id: string, input: IdentityFields, replace: boolean, tx: Tx<IdentityEvent>) {
+  const prev = state.identity(id)
+  if (!prev) throw ApiError.notFound()
+  // put replaces every settable field (absent optional ones reset to defaults); patch changes only what is given
+  const pick = <K extends keyof IdentityFields>(k: K, dflt: Identity[K]): Identity[K] =>
+    input[k] !== undefined ? (input[k] as Identity[K]) : replace ? dflt : prev[k]
+  const name = input.name !== undefined ? decideName(state, input.name, id) : prev.name
+  const roleAttributes =
+    input.roleAttributes !== undefined ? decideRoleAttributes(input.roleAttributes) : replace ? null : prev.roleAttributes
+  const authPolicyId =
+    input.authPolicyId !== undefined ? decideAuthPolicyId(input.authPolicyId) : replace ? decideAuthPolicyId(null) : prev.authPolicyId
+  const next: Identity = {
+    ...prev,
+    name,
+    roleAttributes,
+    authPolicyId,
+    typeId: pick('typeId', prev.typeId),
+    isAdmin: pick('isAdmin', false),
+    externalId: pick('externalId', null),
+    appData: pick('appData', null),
+    tags: pick('tags', {}),
+    defaultHostingCost: pick('defaultHostingCost', 0),
+    defaultHostingPrecedence: pick('defaultHostingPrecedence', 'default'),
+    serviceHostingCosts: pick('serviceHostingCosts', {}),
+    serviceHostingPrecedences: pick('serviceHostingPrecedences', {}),
+    updatedAt: tx.now,
+  }
+  state.putIdentity(next)
+  tx.put('identities', id, next)
+  tx.emit({ type: 'identity.updated', identity: next, previous: prev })
+}
+
+function deleteIdentity(state: IdentityState, id: string, tx: Tx<IdentityEvent>) {
+  const identity = decideDeleteIdentity(state.identity(id), id)
+  for (const a of [...state.authenticatorsOf(id)]) {
+    state.removeAuthenticator(a.id)
+    tx.remove('authenticators', a.id)
+  }
+  state.removeIdentity(id)
+  tx.remove('identities', id)
+  tx.emit({ type: 'identity.deleted', identity })
+}
+
+/** Loads the aggregate from LMDB and starts its actor. */
+export function startIdentityActor(store: Store, deps: ActorSystemDeps): IdentityActor {
+  const state = new IdentityState()
+  for (const { value } of store.db('identities').getRange()) state.putIdentity(value as Identity)
+  for (const { value } of store.db('authenticators').getRange()) state.putAuthenticator(value as Authenticator)
+  return new Actor('identity', state, behavior, deps)
+}

@@ -1,0 +1,92 @@
+/**
+ * In-memory state of the identity aggregate (identities and their authenticators) with the indexes lists use:
+ * name → id, role attribute → ids, username → updb authenticator, identity → authenticators.
+ */
+import type { Authenticator, Identity } from '../../domain/identity/identity-types.ts'
+import type { IdentityLookup } from '../../domain/identity/identity-decide.ts'
+
+export class IdentityState implements IdentityLookup {
+  readonly identities = new Map<string, Identity>()
+  readonly authenticators = new Map<string, Authenticator>()
+  private readonly byName = new Map<string, string>()
+  private readonly byRole = new Map<string, Set<string>>()
+  private readonly byUsername = new Map<string, string>()
+  private readonly authByIdentity = new Map<string, Set<string>>()
+  /** Identity ids in ascending order, rebuilt lazily after inserts/deletes (lists default to id order). */
+  private sortedIds: string[] | null = null
+
+  identity(id: string): Identity | undefined {
+    return this.identities.get(id)
+  }
+  identityIdByName(name: string): string | undefined {
+    return this.byName.get(name)
+  }
+  idsWithRole(attr: string): ReadonlySet<string> {
+    return this.byRole.get(attr) ?? EMPTY
+  }
+  updbByUsername(username: string): Authenticator | undefined {
+    const id = this.byUsername.get(username)
+    return id ? this.authenticators.get(id) : undefined
+  }
+  *authenticatorsOf(identityId: string): Iterable<Authenticator> {
+    for (const id of this.authByIdentity.get(identityId) ?? EMPTY) {
+      const a = this.authenticators.get(id)
+      if (a) yield a
+    }
+  }
+  /** All identities in id order. */
+  identitiesById(): Identity[] {
+    if (!this.sortedIds) this.sortedIds = [...this.identities.keys()].sort()
+    return this.sortedIds.map((id) => this.identities.get(id)!)
+  }
+
+  putIdentity(next: Identity): void {
+    const prev = this.identities.get(next.id)
+    if (prev) {
+      if (prev.name !== next.name) this.byName.delete(prev.name)
+      for (const r of prev.roleAttributes ?? []) this.byRole.get(r)?.delete(prev.id)
+    } else {
+      this.sortedIds = null
+    }
+    this.identities.set(next.id, next)
+    this.byName.set(next.name, next.id)
+    for (const r of next.roleAttributes ?? []) {
+      let set = this.byRole.get(r)
+      if (!set) this.byRole.set(r, (set = new Set()))
+      set.add(next.id)
+    }
+  }
+
+  removeIdentity(id: string): void {
+    const prev = this.identities.get(id)
+    if (!prev) return
+    this.identities.delete(id)
+    this.byName.delete(prev.name)
+    for (const r of prev.roleAttributes ?? []) {
+      const set = this.byRole.get(r)
+      set?.delete(id)
+      if (set && set.size === 0) this.byRole.delete(r)
+    }
+    this.sortedIds = null
+  }
+
+  putAuthenticator(next: Authenticator): void {
+    const prev = this.authenticators.get(next.id)
+    if (prev?.username && prev.username !== next.username) this.byUsername.delete(prev.username)
+    this.authenticators.set(next.id, next)
+    if (next.method === 'updb' && next.username) this.byUsername.set(next.username, next.id)
+    let set = this.authByIdentity.get(next.identityId)
+    if (!set) this.authByIdentity.set(next.identityId, (set = new Set()))
+    set.add(next.id)
+  }
+
+  removeAuthenticator(id: string): void {
+    const prev = this.authenticators.get(id)
+    if (!prev) return
+    this.authenticators.delete(id)
+    if (prev.username && this.byUsername.get(prev.username) === id) this.byUsername.delete(prev.username)
+    this.authByIdentity.get(prev.identityId)?.delete(id)
+  }
+}
+
+const EMPTY: ReadonlySet<string> = new Set()

@@ -1,0 +1,140 @@
+/**
+ * The actor runtime: a FIFO mailbox per actor, decide-then-apply handlers, and the output gate that
+ * replies only after the handler's staged writes are durably committed. Reads use `snapshot()` and never queue.
+ */
+import type { Clock } from '../../lib/clock.ts'
+import type { Store, WriteOp } from '../../store/store-env.ts'
+import { SUB_DBS, type SubDbName, type SubDbOwner } from '../../store/store-catalogue.ts'
+import type { EventBus } from './event-bus.ts'
+
+/** Who made a change, from where: carried by every command message. */
+export interface ChangeContext {
+  author: string
+  source: 'rest' | 'system' | 'cli'
+  requestId?: string
+}
+
+/** The staging area a handler writes into; committed by the runtime after the handler returns. */
+export class Tx<E> {
+  readonly ops: WriteOp[] = []
+  readonly events: E[] = []
+  constructor(
+    private readonly owner: SubDbOwner,
+    readonly now: number,
+  ) {}
+  put(db: SubDbName, key: string, value: unknown): void {
+    this.check(db)
+    this.ops.push({ db, key, value })
+  }
+  remove(db: SubDbName, key: string): void {
+    this.check(db)
+    this.ops.push({ db, key })
+  }
+  emit(event: E): void {
+    this.events.push(event)
+  }
+  private check(db: SubDbName): void {
+    if (SUB_DBS[db] !== this.owner) throw new TypeError(`actor ${this.owner} may not write sub-db ${db}`)
+  }
+}
+
+/** The logic of an actor: pure state plus a synchronous handler per message. */
+export interface ActorBehavior<S, M extends { type: string }, R extends Record<M['type'], unknown>, E> {
+  readonly owner: SubDbOwner
+  /** Decide (may throw, before any mutation), then apply synchronously: mutate state, stage writes, emit events. */
+  handle(state: S, msg: M, tx: Tx<E>): R[M['type']] | Promise<R[M['type']]>
+}
+
+interface Envelope<M> {
+  msg: M
+  resolve: (v: unknown) => void
+  reject: (e: unknown) => void
+}
+
+/** Runtime services shared by all actors. */
+export interface ActorSystemDeps {
+  store: Store
+  clock: Clock
+  bus: EventBus
+  /** Called when a commit fails: the process must stop (fail-stop) and reload from LMDB on restart. */
+  failStop: (err: unknown) => void
+  /** Round-trip every message through structuredClone, to prove messages are plain data (tests). */
+  cloneMessages?: boolean
+}
+
+/** A running actor: `ask` queues a message and resolves after its writes are durable. */
+export class Actor<S, M extends { type: string }, R extends Record<M['type'], unknown>, E = unknown> {
+  private readonly queue: Envelope<M>[] = []
+  private running = false
+  private stopped = false
+  private readonly inflight = new Set<Promise<unknown>>()
+
+  constructor(
+    readonly name: string,
+    private readonly state: S,
+    private readonly behavior: ActorBehavior<S, M, R, E>,
+    private readonly deps: ActorSystemDeps,
+  ) {}
+
+  /** The live, read-only view of the actor's state. Safe because apply is synchronous. */
+  snapshot(): Readonly<S> {
+    return this.state
+  }
+
+  ask<T extends M>(msg: T): Promise<R[T['type']]> {
+    if (this.stopped) return Promise.reject(new Error(`actor ${this.name} is stopped`))
+    const m = this.deps.cloneMessages ? structuredClone(msg) : msg
+    return new Promise((resolve, reject) => {
+      this.queue.push({ msg: m, resolve: resolve as (v: unknown) => void, reject })
+      if (!this.running) void this.drain()
+    })
+  }
+
+  /** Fire and forget; failures are logged. */
+  tell(msg: M): void {
+    this.ask(msg).catch((e) => {
+      if (!this.stopped) console.error(`[${this.name}] ${msg.type} failed:`, e)
+    })
+  }
+
+  /** Stops taking messages and waits for queued ones and their commits. */
+  async stop(): Promise<void> {
+    while (this.running || this.queue.length > 0) await new Promise((r) => setTimeout(r, 1))
+    this.stopped = true
+    await Promise.allSettled([...this.inflight])
+  }
+
+  private async drain(): Promise<void> {
+    this.running = true
+    try {
+      while (this.queue.length > 0) {
+        const env = this.queue.shift()!
+        const tx = new Tx<E>(this.behavior.owner, this.deps.clock.now())
+        let reply: unknown
+        try {
+          const r = this.behavior.handle(this.state, env.msg, tx)
+          reply = r instanceof Promise ? await r : r
+        } catch (e) {
+          env.reject(e)
+          continue
+        }
+        for (const ev of tx.events) this.deps.bus.publish(ev)
+        if (tx.ops.length === 0) {
+          env.resolve(reply)
+          continue
+        }
+        const p = this.deps.store.commit(tx.ops).then(
+          () => env.resolve(reply),
+          (err) => {
+            env.reject(err)
+            this.deps.failStop(err)
+          },
+        )
+        this.inflight.add(p)
+        void p.finally(() => this.inflight.delete(p))
+      }
+    } finally {
+      this.running = false
+    }
+  }
+}

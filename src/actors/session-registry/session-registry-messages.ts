@@ -1,0 +1,24 @@
+/** Messages of the session-registry actor. Tokens never travel in messages: only their hashes. */
+import type { ChangeContext } from '../runtime/actor-runtime.ts'
+import type { ApiSession } from '../../domain/session/session-types.ts'
+
+export type SessionRegistryMsg =
+  | { type: 'apiSession.create'; session: Omit<ApiSession, 'id' | 'createdAt' | 'updatedAt' | 'lastActivityAt'>; change: ChangeContext }
+  | { type: 'apiSession.delete'; id: string; change: ChangeContext }
+  | { type: 'apiSession.deleteForIdentity'; identityId: string; change: ChangeContext }
+  | { type: 'apiSession.touch'; tokenHash: string; at: number }
+  | { type: 'apiSession.flushActivity' }
+  | { type: 'apiSession.sweep' }
+
+export interface SessionRegistryReplies {
+  'apiSession.create': { id: string; session: ApiSession }
+  'apiSession.delete': void
+  'apiSession.deleteForIdentity': void
+  'apiSession.touch': void
+  'apiSession.flushActivity': void
+  'apiSession.sweep': { removed: number }
+}
+
+export type SessionRegistryEvent =
+  | { type: 'apiSession.created'; session: ApiSession }
+  | { type: 'apiSession.deleted'; session: ApiSession; reason: 'logout' | 'admin' | 'timeout' | 'identity-deleted' }

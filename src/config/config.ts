@@ -1,0 +1,115 @@
+/**
+ * The controller's settings: flags, then environment variables, then an optional YAML file, then defaults.
+ * The YAML file is checked against a TypeBox schema; a bad file is a clear startup error, not a silent ignore.
+ */
+import { Type, type Static } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+import { readFileSync } from 'node:fs'
+import { hostname as osHostname } from 'node:os'
+import { resolve } from 'node:path'
+import { parse as parseYaml } from 'yaml'
+import { parseDurationMs } from '../lib/duration.ts'
+
+/** The YAML config file: every key optional. */
+export const ConfigFileSchema = Type.Object(
+  {
+    data: Type.Optional(Type.String({ minLength: 1 })),
+    listen: Type.Optional(Type.String({ minLength: 1 })),
+    adminUsername: Type.Optional(Type.String({ minLength: 4, maxLength: 100 })),
+    adminPassword: Type.Optional(Type.String({ minLength: 5, maxLength: 100 })),
+    sans: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    sessionTimeout: Type.Optional(Type.String({ minLength: 1 })),
+    hostname: Type.Optional(Type.String({ minLength: 1 })),
+  },
+  { additionalProperties: false },
+)
+export type ConfigFile = Static<typeof ConfigFileSchema>
+
+/** Resolved settings of a `run`. */
+export interface Config {
+  dataDir: string
+  listenHost: string
+  listenPort: number
+  adminUsername: string
+  adminPassword?: string
+  sans: string[]
+  sessionTimeoutMs: number
+  hostname: string
+}
+
+export const DEFAULTS = {
+  data: './data',
+  listen: '127.0.0.1:1280',
+  adminUsername: 'admin',
+  sessionTimeoutMs: 30 * 60_000,
+} as const
+
+/** Minimum session timeout; shorter values fall back to the default, as the real controller does. */
+const MIN_SESSION_TIMEOUT_MS = 60_000
+
+/** Settings named on the command line (undefined = not given). */
+export interface ConfigFlags {
+  config?: string
+  data?: string
+  listen?: string
+  adminUsername?: string
+  adminPassword?: string
+  sans?: string[]
+  sessionTimeout?: string
+}
+
+export class ConfigError extends Error {}
+
+export function parseListen(text: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(text.trim())
+  if (!m) throw new ConfigError(`listen address '${text}' is not host:port`)
+  const port = Number(m[3])
+  if (port > 65535) throw new ConfigError(`listen port ${port} is out of range`)
+  return { host: m[1] ?? m[2], port }
+}
+
+function readConfigFile(path: string): ConfigFile {
+  let raw: unknown
+  try {
+    raw = parseYaml(readFileSync(path, 'utf8')) ?? {}
+  } catch (e) {
+    throw new ConfigError(`cannot read config file ${path}: ${(e as Error).message}`)
+  }
+  if (!Value.Check(ConfigFileSchema, raw)) {
+    const err = [...Value.Errors(ConfigFileSchema, raw)][0]
+    throw new ConfigError(`config file ${path}: ${err.path || '/'}: ${err.message}`)
+  }
+  return raw
+}
+
+/** Merges flags, environment and file into a Config. */
+export function resolveConfig(flags: ConfigFlags, env: Record<string, string | undefined>): Config {
+  const file = flags.config ? readConfigFile(flags.config) : {}
+  const data = flags.data ?? env.EDGEPLANE_DATA ?? file.data ?? DEFAULTS.data
+  const listen = parseListen(flags.listen ?? env.EDGEPLANE_LISTEN ?? file.listen ?? DEFAULTS.listen)
+  const adminUsername = flags.adminUsername ?? env.EDGEPLANE_ADMIN_USERNAME ?? file.adminUsername ?? DEFAULTS.adminUsername
+  const adminPassword = flags.adminPassword ?? env.EDGEPLANE_ADMIN_PASSWORD ?? file.adminPassword
+  if (adminUsername.length < 4 || adminUsername.length > 100) throw new ConfigError('admin username must be 4 to 100 characters')
+  if (adminPassword !== undefined && (adminPassword.length < 5 || adminPassword.length > 100)) {
+    throw new ConfigError('admin password must be 5 to 100 characters')
+  }
+  const envSans = env.EDGEPLANE_SANS ? env.EDGEPLANE_SANS.split(',').map((s) => s.trim()).filter(Boolean) : undefined
+  const sans = flags.sans && flags.sans.length > 0 ? flags.sans : (envSans ?? file.sans ?? [])
+  const timeoutText = flags.sessionTimeout ?? env.EDGEPLANE_SESSION_TIMEOUT ?? file.sessionTimeout
+  let sessionTimeoutMs: number = DEFAULTS.sessionTimeoutMs
+  if (timeoutText !== undefined) {
+    const ms = parseDurationMs(timeoutText)
+    if (ms === undefined) throw new ConfigError(`session timeout '${timeoutText}' is not a duration such as 30m`)
+    sessionTimeoutMs = ms < MIN_SESSION_TIMEOUT_MS ? DEFAULTS.sessionTimeoutMs : ms
+  }
+  return {
+    dataDir: resolve(data),
+    listenHost: listen.host,
+    listenPort: listen.port,
+    adminUsername,
+    adminPassword,
+    sans,
+    sessionTimeoutMs,
+    hostname: file.hostname ?? osHostname(),
+  }
+}

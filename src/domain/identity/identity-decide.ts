@@ -1,0 +1,80 @@
+/**
+ * Pure checks for identity and authenticator commands. Each throws ApiError; none mutates.
+ * - names are required and unique (case-sensitive), at most 255 characters
+ * - role attributes may not start with '#' or '@' and may not be empty
+ * - authPolicyId must name an existing policy (only `default` exists for now)
+ * - the default admin can not be deleted
+ * - an identity has at most one updb authenticator; updb usernames are unique
+ */
+import { ApiError } from '../../errors/api-error.ts'
+import { DEFAULT_AUTH_POLICY, type Authenticator, type Identity } from './identity-types.ts'
+
+/** What the identity checks need to know about existing state. */
+export interface IdentityLookup {
+  identityIdByName(name: string): string | undefined
+  identity(id: string): Identity | undefined
+  updbByUsername(username: string): Authenticator | undefined
+  authenticatorsOf(identityId: string): Iterable<Authenticator>
+}
+
+export function decideName(lookup: IdentityLookup, name: string, selfId?: string): string {
+  if (name.trim() === '') throw ApiError.invalidField('name', 'name is required', name)
+  const other = lookup.identityIdByName(name)
+  if (other !== undefined && other !== selfId) {
+    throw ApiError.invalidField('name', `duplicate value '${name}' in unique index on identities store`, name)
+  }
+  return name
+}
+
+export function decideRoleAttributes(attrs: string[] | null | undefined): string[] | null {
+  if (attrs === null || attrs === undefined) return null
+  const out: string[] = []
+  const seen = new Set<string>()
+  for (const a of attrs) {
+    if (a === '') throw ApiError.invalidField('roleAttributes', 'role attributes may not be empty', a)
+    if (a.startsWith('#') || a.startsWith('@')) {
+      throw ApiError.invalidField('roleAttributes', "role attributes may not be prefixed with '#' or '@'", a)
+    }
+    if (!seen.has(a)) {
+      seen.add(a)
+      out.push(a)
+    }
+  }
+  return out
+}
+
+export function decideAuthPolicyId(id: string | null | undefined): string {
+  if (id === null || id === undefined || id === '') return DEFAULT_AUTH_POLICY.id
+  if (id !== DEFAULT_AUTH_POLICY.id) throw ApiError.invalidField('authPolicyId', `no auth policy found with id '${id}'`, id)
+  return id
+}
+
+export function decideDeleteIdentity(identity: Identity | undefined, id: string): Identity {
+  if (!identity) throw ApiError.notFound()
+  if (identity.isDefaultAdmin) {
+    throw ApiError.withMessage('ENTITY_CAN_NOT_BE_DELETED', `cannot delete the default admin identity (id=${id})`)
+  }
+  return identity
+}
+
+export function decideUpdbUsername(lookup: IdentityLookup, username: string, selfAuthenticatorId?: string): string {
+  const other = lookup.updbByUsername(username)
+  if (other && other.id !== selfAuthenticatorId) {
+    throw ApiError.invalidField('username', `duplicate value '${username}' in unique index on authenticators store`, username)
+  }
+  return username
+}
+
+export function decideNewUpdbAuthenticator(lookup: IdentityLookup, identityId: string, username: string): void {
+  if (!lookup.identity(identityId)) {
+    throw ApiError.invalidField('identityId', `no identity found with id '${identityId}'`, identityId)
+  }
+  for (const a of lookup.authenticatorsOf(identityId)) {
+    if (a.method === 'updb') {
+      throw new ApiError('MAX_AUTHENTICATOR_METHODS_REACHED', {
+        cause: { kind: 'field', field: 'method', reason: 'identity already has an updb authenticator', value: 'updb' },
+      })
+    }
+  }
+  decideUpdbUsername(lookup, username)
+}

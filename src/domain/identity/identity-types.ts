@@ -1,0 +1,83 @@
+/**
+ * Identity and authenticator records as stored, and the fixed catalogues (identity types, the default auth policy).
+ * Times are epoch milliseconds; the mapper renders them as ISO strings.
+ * @see edge-api management.yml definitions identityDetail, authenticatorDetail
+ */
+
+/** The identity types the seed names; stored ids equal their names. */
+export const IDENTITY_TYPES = ['User', 'Device', 'Service', 'Router', 'Default'] as const
+export type IdentityTypeId = (typeof IDENTITY_TYPES)[number]
+
+/** The only authentication policy until the auth-policy resource lands. */
+export const DEFAULT_AUTH_POLICY = { id: 'default', name: 'Default' } as const
+
+export const HOSTING_PRECEDENCES = ['default', 'required', 'failed'] as const
+export type HostingPrecedence = (typeof HOSTING_PRECEDENCES)[number]
+
+export type Tags = Record<string, unknown> | null
+
+export interface EnvInfo {
+  arch?: string
+  domain?: string
+  hostname?: string
+  os?: string
+  osRelease?: string
+  osVersion?: string
+}
+
+export interface SdkInfo {
+  appId?: string
+  appVersion?: string
+  branch?: string
+  revision?: string
+  type?: string
+  version?: string
+}
+
+/** A stored identity. */
+export interface Identity {
+  id: string
+  name: string
+  typeId: IdentityTypeId
+  isAdmin: boolean
+  isDefaultAdmin: boolean
+  roleAttributes: string[] | null
+  externalId: string | null
+  authPolicyId: string
+  appData: Tags
+  tags: Tags
+  defaultHostingCost: number
+  defaultHostingPrecedence: HostingPrecedence
+  serviceHostingCosts: Record<string, number>
+  serviceHostingPrecedences: Record<string, HostingPrecedence>
+  envInfo: EnvInfo
+  sdkInfo: SdkInfo
+  disabledAt: number | null
+  disabledUntil: number | null
+  createdAt: number
+  updatedAt: number
+}
+
+/** A stored authenticator. `passwordHash` is an argon2id PHC string (it carries its own salt and parameters). */
+export interface Authenticator {
+  id: string
+  identityId: string
+  method: 'updb' | 'cert'
+  username?: string
+  passwordHash?: string
+  certPem?: string
+  fingerprint?: string
+  tags: Tags
+  createdAt: number
+  updatedAt: number
+}
+
+/** True while an identity is disabled: disabledAt is set and disabledUntil is unset or in the future. */
+export function isDisabled(identity: Identity, now: number): boolean {
+  return identity.disabledAt !== null && (identity.disabledUntil === null || identity.disabledUntil > now)
+}
+
+/** Admin access: isAdmin or isDefaultAdmin. */
+export function isAdminIdentity(identity: Identity): boolean {
+  return identity.isAdmin || identity.isDefaultAdmin
+}

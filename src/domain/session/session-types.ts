@@ -1,0 +1,32 @@
+/**
+ * API sessions as stored: keyed by the SHA-256 of their token; the token itself is never stored.
+ * @see edge-api management.yml apiSessionDetail, currentApiSessionDetail
+ */
+import { createHash } from 'node:crypto'
+
+export interface ApiSession {
+  id: string
+  /** Lowercase hex SHA-256 of the token. */
+  tokenHash: string
+  identityId: string
+  authenticatorId: string
+  configTypes: string[]
+  ipAddress: string
+  isMfaRequired: boolean
+  isMfaComplete: boolean
+  isCertExtendable: boolean
+  tags: Record<string, unknown>
+  createdAt: number
+  updatedAt: number
+  lastActivityAt: number
+}
+
+/** SHA-256 of a session token, hex. */
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex')
+}
+
+/** True once `timeoutMs` has passed since the session's last activity. */
+export function isExpired(s: ApiSession, now: number, timeoutMs: number): boolean {
+  return now - s.lastActivityAt >= timeoutMs
+}

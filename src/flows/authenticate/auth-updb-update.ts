@@ -1,0 +1,49 @@
+/**
+ * Changing a username/password authenticator.
+ * - admin put/patch: new username (4..100) and/or password (5..100) — password hashed here, before asking the actor
+ * - self-service: the current password must verify first, else 401 UNAUTHORIZED with a currentPassword cause
+ */
+import { ApiError } from '../../errors/api-error.ts'
+import { hashPassword, verifyPassword } from '../../auth/auth-password.ts'
+import type { Authenticator } from '../../domain/identity/identity-types.ts'
+import type { IdentityActor } from '../../actors/identity/identity-actor.ts'
+import type { ChangeContext } from '../../actors/runtime/actor-runtime.ts'
+
+export interface UpdbChange {
+  username?: string | null
+  password?: string | null
+  tags?: Authenticator['tags']
+  currentPassword?: string
+}
+
+export async function updateUpdbAuthenticator(
+  identities: IdentityActor,
+  authenticator: Authenticator,
+  change: UpdbChange,
+  replace: boolean,
+  ctx: ChangeContext,
+): Promise<void> {
+  if (authenticator.method !== 'updb' && (change.username != null || change.password != null)) {
+    throw new ApiError('CAN_NOT_UPDATE_AUTHENTICATOR', {
+      cause: { kind: 'field', field: 'method', reason: 'only updb authenticators have a username and password', value: authenticator.method },
+    })
+  }
+  if (change.currentPassword !== undefined) {
+    const valid = authenticator.passwordHash ? await verifyPassword(authenticator.passwordHash, change.currentPassword) : false
+    if (!valid) {
+      throw new ApiError('UNAUTHORIZED', {
+        cause: { kind: 'field', field: 'currentPassword', reason: 'invalid current password', value: '' },
+      })
+    }
+  }
+  const passwordHash = change.password ? await hashPassword(change.password) : undefined
+  await identities.ask({
+    type: 'authenticator.update',
+    id: authenticator.id,
+    username: change.username ?? undefined,
+    passwordHash,
+    tags: change.tags,
+    replaceTags: replace,
+    change: ctx,
+  })
+}

@@ -1,0 +1,58 @@
+/**
+ * Shared list plumbing: parse `filter`/`sort`/paging/roleFilter, let the caller pick candidates (by an index hint
+ * when one serves), run the list engine, and render the list envelope with pagination and filterable fields.
+ */
+import {
+  indexHints,
+  matchesRoleFilter,
+  parseListQuery,
+  parseRoleFilter,
+  runList,
+  type ListQuery,
+  type SymbolTable,
+} from '../domain/query/index.ts'
+import { list } from './http-envelope.ts'
+
+export interface ListParams {
+  limit?: string
+  offset?: string
+  filter?: string
+  sort?: string
+  roleFilter?: string | string[]
+  roleSemantic?: string
+}
+
+/** Every stored entity's filterable fields, to which each resource adds its own. */
+export const BASE_SYMBOLS = { id: 'string', createdAt: 'datetime', updatedAt: 'datetime', tags: 'map', isSystem: 'boolean' } as const
+
+export interface ListSpec<T> {
+  symbols: SymbolTable
+  /** Fields an index can serve, most selective first; the candidates callback receives the hint it may use. */
+  indexed?: readonly string[]
+  /** All entities (in id order when `presortedById`), or those an index hint selects. */
+  candidates(hint: { field: string; values: string[] } | undefined): Iterable<T>
+  presortedById?: boolean
+  toRow(t: T): Record<string, unknown>
+  toView(t: T): unknown
+  /** For lists that honour roleFilter/roleSemantic. */
+  roleOf?(t: T): { id: string; roleAttributes?: readonly string[] | null }
+}
+
+export function respondList<T>(params: ListParams, spec: ListSpec<T>): Response {
+  const q: ListQuery = parseListQuery(params.filter, spec.symbols, { sort: params.sort })
+  const rf = spec.roleOf ? parseRoleFilter(params.roleFilter, params.roleSemantic) : undefined
+  const hints = spec.indexed ? indexHints(q, spec.indexed) : []
+  const hint = hints.length > 0 ? hints[0] : undefined
+  let candidates: Iterable<T> = spec.candidates(hint)
+  if (rf && spec.roleOf) {
+    const roleOf = spec.roleOf
+    const source = candidates
+    candidates = (function* () {
+      for (const t of source) if (matchesRoleFilter(rf, roleOf(t))) yield t
+    })()
+  }
+  const result = runList(candidates, spec.toRow, q, { limit: params.limit, offset: params.offset }, {
+    presortedById: (spec.presortedById ?? false) && hint === undefined,
+  })
+  return list(result.items.map(spec.toView), result, Object.keys(spec.symbols))
+}

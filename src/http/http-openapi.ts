@@ -1,0 +1,90 @@
+/**
+ * Generates the swagger 2.0 document of each API from the route records and their TypeBox schemas,
+ * so the spec that /specs serves is the contract edgeplane enforces.
+ */
+import type { TSchema } from '@sinclair/typebox'
+import { ApiErrorBody, CreatedData, Empty, Envelope, ListEnvelope } from '../../schemas/common.ts'
+import { API_PREFIX, type ApiName, type RouteDef } from './http-route.ts'
+
+/** TypeBox JSON Schema → swagger 2.0 schema: literal unions become enums, `| null` becomes x-nullable. */
+export function toSwaggerSchema(s: unknown): unknown {
+  if (Array.isArray(s)) return s.map(toSwaggerSchema)
+  if (s === null || typeof s !== 'object') return s
+  const o = s as Record<string, unknown>
+  if (Array.isArray(o.anyOf)) {
+    const alts = o.anyOf as Record<string, unknown>[]
+    const nonNull = alts.filter((a) => a.type !== 'null')
+    const nullable = nonNull.length < alts.length
+    let out: Record<string, unknown>
+    if (nonNull.length > 0 && nonNull.every((a) => 'const' in a)) {
+      out = { type: typeof nonNull[0].const === 'number' ? 'number' : 'string', enum: nonNull.map((a) => a.const) }
+    } else if (nonNull.length === 1) {
+      out = toSwaggerSchema(nonNull[0]) as Record<string, unknown>
+    } else {
+      out = { description: 'one of several shapes' }
+    }
+    if (nullable) out['x-nullable'] = true
+    return out
+  }
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(o)) {
+    if (k === 'const') {
+      out.enum = [v]
+      continue
+    }
+    if (k === 'patternProperties') {
+      const first = Object.values(v as Record<string, unknown>)[0]
+      out.additionalProperties = toSwaggerSchema(first)
+      continue
+    }
+    out[k] = toSwaggerSchema(v)
+  }
+  return out
+}
+
+function pathParams(path: string): string[] {
+  return [...path.matchAll(/:([A-Za-z]+)/g)].map((m) => m[1])
+}
+
+export function buildSwagger(api: ApiName, routes: readonly RouteDef[], version: string): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {}
+  for (const r of routes) {
+    if (!r.apis.includes(api)) continue
+    const p = r.path.replace(/:([A-Za-z]+)/g, '{$1}')
+    const parameters: unknown[] = pathParams(r.path).map((name) => ({ name, in: 'path', required: true, type: 'string' }))
+    const q = r.query as { properties?: Record<string, TSchema>; required?: string[] } | undefined
+    for (const [name, schema] of Object.entries(q?.properties ?? {})) {
+      const sw = toSwaggerSchema(schema) as Record<string, unknown>
+      parameters.push({ name, in: 'query', required: q?.required?.includes(name) ?? false, type: sw.type ?? 'string', ...(sw.enum ? { enum: sw.enum } : {}) })
+    }
+    if (r.body) parameters.push({ name: 'body', in: 'body', required: true, schema: toSwaggerSchema(r.body) })
+    const status = r.successStatus ?? 200
+    const isList = r.method === 'GET' && !!r.query && 'limit' in (q?.properties ?? {})
+    const success = status === 201 ? Envelope(CreatedData) : r.response ? (isList ? ListEnvelope(r.response) : Envelope(r.response)) : Envelope(Empty)
+    const errorResponse = { description: 'error', schema: toSwaggerSchema(ApiErrorBody) }
+    paths[p] ??= {}
+    paths[p][r.method.toLowerCase()] = {
+      summary: r.summary,
+      tags: [r.tag],
+      operationId: `${r.method.toLowerCase()}${r.path.replace(/[^A-Za-z]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
+      security: r.access === 'public' ? [] : [{ ztSession: [] }],
+      parameters,
+      responses: {
+        [status]: { description: 'success', schema: toSwaggerSchema(success) },
+        400: errorResponse,
+        ...(r.access === 'public' ? {} : { 401: errorResponse }),
+        ...(r.path.includes(':id') ? { 404: errorResponse } : {}),
+      },
+    }
+  }
+  return {
+    swagger: '2.0',
+    info: { title: `edgeplane ${api === 'client' ? 'Client' : 'Management'} API`, version },
+    basePath: API_PREFIX[api],
+    schemes: ['https'],
+    consumes: ['application/json'],
+    produces: ['application/json'],
+    securityDefinitions: { ztSession: { type: 'apiKey', in: 'header', name: 'zt-session' } },
+    paths,
+  }
+}

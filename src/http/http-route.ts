@@ -1,0 +1,54 @@
+/**
+ * Route definitions: one declarative record per operation (method, path, APIs, access level, TypeBox schemas,
+ * handler). The same records mount the Elysia routes, answer 405 for a known path with the wrong verb, and generate
+ * the OpenAPI document served at /specs, so the served spec says what edgeplane does.
+ */
+import type { Static, TSchema } from '@sinclair/typebox'
+import type { AccessLevel, AuthContext } from './http-auth.ts'
+
+export type ApiName = 'client' | 'management'
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+
+export const API_PREFIX: Record<ApiName, string> = {
+  client: '/edge/client/v1',
+  management: '/edge/management/v1',
+}
+
+/** What a handler receives. `auth` is set on every route whose access is not public. */
+export interface RouteCtx<B = unknown, Q = Record<string, string | string[] | undefined>> {
+  request: Request
+  body: B
+  query: Q
+  params: Record<string, string>
+  auth: AuthContext
+  api: ApiName
+}
+
+export interface RouteDef {
+  method: HttpMethod
+  /** Path below the API prefix, Elysia style (`/identities/:id`). */
+  path: string
+  apis: readonly ApiName[]
+  access: AccessLevel
+  summary: string
+  tag: string
+  body?: TSchema
+  query?: TSchema
+  /** Schema of `data` in the success answer, for the served spec. */
+  response?: TSchema
+  successStatus?: number
+  handle(ctx: RouteCtx<any, any>): Response | Promise<Response>
+}
+
+/** Declares a route with its body type inferred from its schema. */
+export function route<B extends TSchema | undefined = undefined, Q extends TSchema | undefined = undefined>(
+  def: Omit<RouteDef, 'handle' | 'body' | 'query'> & {
+    body?: B
+    query?: Q
+    handle(
+      ctx: RouteCtx<B extends TSchema ? Static<B> : unknown, Q extends TSchema ? Static<Q> : Record<string, string | undefined>>,
+    ): Response | Promise<Response>
+  },
+): RouteDef {
+  return def as RouteDef
+}

@@ -1,0 +1,38 @@
+/** Authenticator records → wire details. Password hashes never leave this layer. */
+import type { Authenticator, Identity } from '../../domain/identity/identity-types.ts'
+import { selfLink } from '../http-envelope.ts'
+import { iso, toEntityRef } from './identity-mapper.ts'
+
+export function toAuthenticatorDetail(a: Authenticator, identity: Identity | undefined) {
+  const out: Record<string, unknown> = {
+    id: a.id,
+    createdAt: iso(a.createdAt),
+    updatedAt: iso(a.updatedAt),
+    _links: selfLink('authenticators', a.id),
+    tags: a.tags ?? {},
+    method: a.method,
+    identityId: a.identityId,
+    identity: toEntityRef('identities', a.identityId, identity?.name ?? ''),
+    isIssuedByNetwork: false,
+  }
+  if (a.method === 'updb') out.username = a.username ?? ''
+  if (a.method === 'cert') {
+    out.certPem = a.certPem ?? ''
+    out.fingerprint = a.fingerprint ?? ''
+  }
+  return out
+}
+
+export function toAuthenticatorRow(a: Authenticator): Record<string, unknown> {
+  return {
+    id: a.id,
+    createdAt: a.createdAt,
+    updatedAt: a.updatedAt,
+    tags: a.tags ?? {},
+    isSystem: false,
+    method: a.method,
+    identityId: a.identityId,
+    username: a.username ?? null,
+    fingerprint: a.fingerprint ?? null,
+  }
+}

@@ -1,0 +1,89 @@
+/** Identity and identity-type records → wire details. The only place that renames identity fields. */
+import { isDisabled, type Authenticator, type Identity } from '../../domain/identity/identity-types.ts'
+import { DEFAULT_AUTH_POLICY } from '../../domain/identity/identity-types.ts'
+import { selfLink } from '../http-envelope.ts'
+
+export const iso = (ms: number): string => new Date(ms).toISOString()
+export const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms))
+
+export function toEntityRef(entity: string, id: string, name: string) {
+  return { _links: selfLink(entity, id), entity, id, name }
+}
+
+export interface IdentityViewContext {
+  authenticators: Iterable<Authenticator>
+  hasApiSession: boolean
+  now: number
+}
+
+export function toIdentityDetail(i: Identity, ctx: IdentityViewContext) {
+  const authenticators: Record<string, unknown> = {}
+  for (const a of ctx.authenticators) {
+    if (a.method === 'updb') authenticators.updb = { id: a.id, username: a.username ?? '' }
+    else if (a.method === 'cert') authenticators.cert = { id: a.id, fingerprint: a.fingerprint ?? '' }
+  }
+  return {
+    id: i.id,
+    createdAt: iso(i.createdAt),
+    updatedAt: iso(i.updatedAt),
+    _links: {
+      ...selfLink('identities', i.id),
+      'auth-policies': { href: `./auth-policies/${i.authPolicyId}` },
+      authenticators: { href: `./identities/${i.id}/authenticators` },
+      enrollments: { href: `./identities/${i.id}/enrollments` },
+      'edge-router-policies': { href: `./identities/${i.id}/edge-router-policies` },
+      'edge-routers': { href: `./identities/${i.id}/edge-routers` },
+      'service-policies': { href: `./identities/${i.id}/service-policies` },
+      services: { href: `./identities/${i.id}/services` },
+    },
+    tags: i.tags ?? {},
+    name: i.name,
+    type: toEntityRef('identity-types', i.typeId, i.typeId),
+    typeId: i.typeId,
+    isAdmin: i.isAdmin,
+    isDefaultAdmin: i.isDefaultAdmin,
+    isMfaEnabled: false,
+    authenticators,
+    enrollment: {},
+    envInfo: i.envInfo,
+    sdkInfo: i.sdkInfo,
+    roleAttributes: i.roleAttributes,
+    hasApiSession: ctx.hasApiSession,
+    hasEdgeRouterConnection: false,
+    edgeRouterConnectionStatus: 'offline',
+    defaultHostingCost: i.defaultHostingCost,
+    defaultHostingPrecedence: i.defaultHostingPrecedence,
+    serviceHostingCosts: i.serviceHostingCosts,
+    serviceHostingPrecedences: i.serviceHostingPrecedences,
+    authPolicyId: i.authPolicyId,
+    authPolicy: toEntityRef('auth-policies', i.authPolicyId, i.authPolicyId === DEFAULT_AUTH_POLICY.id ? DEFAULT_AUTH_POLICY.name : i.authPolicyId),
+    externalId: i.externalId,
+    appData: i.appData,
+    disabled: isDisabled(i, ctx.now),
+    disabledAt: isoOrNull(i.disabledAt),
+    disabledUntil: isoOrNull(i.disabledUntil),
+    permissions: [],
+  }
+}
+
+/** The row the filter language sees for an identity. */
+export function toIdentityRow(i: Identity): Record<string, unknown> {
+  return {
+    id: i.id,
+    name: i.name,
+    createdAt: i.createdAt,
+    updatedAt: i.updatedAt,
+    tags: i.tags ?? {},
+    isSystem: false,
+    roleAttributes: i.roleAttributes ?? [],
+    externalId: i.externalId,
+    type: i.typeId,
+    authPolicyId: i.authPolicyId,
+    isAdmin: i.isAdmin,
+    isDefaultAdmin: i.isDefaultAdmin,
+  }
+}
+
+export function toIdentityTypeDetail(id: string, createdAt: number) {
+  return { id, name: id, createdAt: iso(createdAt), updatedAt: iso(createdAt), _links: selfLink('identity-types', id), tags: {} }
+}

@@ -1,0 +1,61 @@
+/** Management API: every API session (list, get, delete). Admin only. Tokens are never shown here. */
+import type { IdentityActor } from '../../../actors/identity/identity-actor.ts'
+import type { SessionRegistryActor } from '../../../actors/session-registry/session-registry-actor.ts'
+import type { ApiSession } from '../../../domain/session/session-types.ts'
+import { ApiError } from '../../../errors/api-error.ts'
+import { ListQuery } from '../../../../schemas/common.ts'
+import { ApiSessionDetail } from '../../../../schemas/api-session.ts'
+import { ok, okEmpty } from '../../http-envelope.ts'
+import { BASE_SYMBOLS, respondList } from '../../http-list.ts'
+import { route, type RouteDef } from '../../http-route.ts'
+import { toApiSessionDetail, toApiSessionRow } from '../../mappers/api-session-mapper.ts'
+import { changeOf } from '../route-change.ts'
+
+const ROUTES = { list: '/api-sessions', item: '/api-sessions/:id' } as const
+const API_SESSION_SYMBOLS = {
+  ...BASE_SYMBOLS,
+  identity: 'string',
+  identityId: 'string',
+  authenticatorId: 'string',
+  ipAddress: 'string',
+  lastActivityAt: 'datetime',
+} as const
+
+export function apiSessionRoutes(deps: { identities: IdentityActor; sessions: SessionRegistryActor }): RouteDef[] {
+  const view = (s: ApiSession) => toApiSessionDetail(s, deps.identities.snapshot().identity(s.identityId))
+  return [
+    route({
+      method: 'GET', path: ROUTES.list, apis: ['management'], access: 'admin', tag: 'API Session', summary: 'List API sessions',
+      query: ListQuery, response: ApiSessionDetail,
+      handle: (ctx) =>
+        respondList(ctx.query, {
+          symbols: API_SESSION_SYMBOLS,
+          indexed: ['id', 'identityId', 'identity'],
+          candidates: (hint) => {
+            const s = deps.sessions.snapshot()
+            if (!hint) return s.byId.values()
+            if (hint.field === 'id') return hint.values.map((v) => s.byId.get(v)).filter((x): x is ApiSession => !!x)
+            return hint.values.flatMap((v) => s.sessionsOf(v))
+          },
+          toRow: toApiSessionRow,
+          toView: view,
+        }),
+    }),
+    route({
+      method: 'GET', path: ROUTES.item, apis: ['management'], access: 'admin', tag: 'API Session', summary: 'Get an API session',
+      response: ApiSessionDetail,
+      handle: (ctx) => {
+        const s = deps.sessions.snapshot().byId.get(ctx.params.id)
+        if (!s) throw ApiError.notFound()
+        return ok(view(s))
+      },
+    }),
+    route({
+      method: 'DELETE', path: ROUTES.item, apis: ['management'], access: 'admin', tag: 'API Session', summary: 'Delete an API session',
+      handle: async (ctx) => {
+        await deps.sessions.ask({ type: 'apiSession.delete', id: ctx.params.id, change: changeOf(ctx) })
+        return okEmpty()
+      },
+    }),
+  ]
+}

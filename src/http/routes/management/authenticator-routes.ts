@@ -1,0 +1,109 @@
+/** Management API: authenticators of every identity. Admin only. */
+import type { IdentityActor } from '../../../actors/identity/identity-actor.ts'
+import type { Authenticator } from '../../../domain/identity/identity-types.ts'
+import { ApiError } from '../../../errors/api-error.ts'
+import { hashPassword } from '../../../auth/auth-password.ts'
+import { updateUpdbAuthenticator } from '../../../flows/authenticate/auth-updb-update.ts'
+import { ListQuery } from '../../../../schemas/common.ts'
+import { AuthenticatorCreate, AuthenticatorDetail, AuthenticatorPatch, AuthenticatorUpdate } from '../../../../schemas/authenticator.ts'
+import { created, ok, okEmpty } from '../../http-envelope.ts'
+import { BASE_SYMBOLS, respondList } from '../../http-list.ts'
+import { route, type RouteDef } from '../../http-route.ts'
+import { toAuthenticatorDetail, toAuthenticatorRow } from '../../mappers/authenticator-mapper.ts'
+import { changeOf } from '../route-change.ts'
+
+const ROUTES = { list: '/authenticators', item: '/authenticators/:id' } as const
+
+export const AUTHENTICATOR_SYMBOLS = {
+  ...BASE_SYMBOLS,
+  method: 'string',
+  identityId: 'string',
+  username: 'string',
+  fingerprint: 'string',
+} as const
+
+export function authenticatorRoutes(deps: { identities: IdentityActor }): RouteDef[] {
+  const find = (id: string): Authenticator => {
+    const a = deps.identities.snapshot().authenticators.get(id)
+    if (!a) throw ApiError.notFound()
+    return a
+  }
+  const view = (a: Authenticator) => toAuthenticatorDetail(a, deps.identities.snapshot().identity(a.identityId))
+  return [
+    route({
+      method: 'GET', path: ROUTES.list, apis: ['management'], access: 'admin', tag: 'Authenticator', summary: 'List authenticators',
+      query: ListQuery, response: AuthenticatorDetail,
+      handle: (ctx) => {
+        const s = deps.identities.snapshot()
+        return respondList(ctx.query, {
+          symbols: AUTHENTICATOR_SYMBOLS,
+          indexed: ['id', 'username'],
+          candidates: (hint) => {
+            if (!hint) return s.authenticators.values()
+            const out: Authenticator[] = []
+            for (const v of hint.values) {
+              const a = hint.field === 'id' ? s.authenticators.get(v) : s.updbByUsername(v)
+              if (a) out.push(a)
+            }
+            return out
+          },
+          toRow: toAuthenticatorRow,
+          toView: view,
+        })
+      },
+    }),
+    route({
+      method: 'POST', path: ROUTES.list, apis: ['management'], access: 'admin', tag: 'Authenticator', summary: 'Create an authenticator',
+      body: AuthenticatorCreate, successStatus: 201,
+      handle: async (ctx) => {
+        const b = ctx.body
+        if (b.method !== 'updb') {
+          throw ApiError.invalidField('method', `method '${b.method}' can not be created here; supported: updb`, b.method)
+        }
+        if (b.username === undefined) throw ApiError.invalidField('username', 'username is required for method updb', '')
+        if (b.password === undefined) throw ApiError.invalidField('password', 'password is required for method updb', '')
+        if (!deps.identities.snapshot().identity(b.identityId)) {
+          throw ApiError.invalidField('identityId', `no identity found with id '${b.identityId}'`, b.identityId)
+        }
+        const passwordHash = await hashPassword(b.password)
+        const { id } = await deps.identities.ask({
+          type: 'authenticator.createUpdb',
+          identityId: b.identityId,
+          username: b.username,
+          passwordHash,
+          tags: b.tags ?? {},
+          change: changeOf(ctx),
+        })
+        return created('authenticators', id)
+      },
+    }),
+    route({
+      method: 'GET', path: ROUTES.item, apis: ['management'], access: 'admin', tag: 'Authenticator', summary: 'Get an authenticator',
+      response: AuthenticatorDetail,
+      handle: (ctx) => ok(view(find(ctx.params.id))),
+    }),
+    route({
+      method: 'PUT', path: ROUTES.item, apis: ['management'], access: 'admin', tag: 'Authenticator', summary: 'Update an authenticator',
+      body: AuthenticatorUpdate,
+      handle: async (ctx) => {
+        await updateUpdbAuthenticator(deps.identities, find(ctx.params.id), ctx.body, true, changeOf(ctx))
+        return okEmpty()
+      },
+    }),
+    route({
+      method: 'PATCH', path: ROUTES.item, apis: ['management'], access: 'admin', tag: 'Authenticator', summary: 'Update the given fields of an authenticator',
+      body: AuthenticatorPatch,
+      handle: async (ctx) => {
+        await updateUpdbAuthenticator(deps.identities, find(ctx.params.id), ctx.body, false, changeOf(ctx))
+        return okEmpty()
+      },
+    }),
+    route({
+      method: 'DELETE', path: ROUTES.item, apis: ['management'], access: 'admin', tag: 'Authenticator', summary: 'Delete an authenticator',
+      handle: async (ctx) => {
+        await deps.identities.ask({ type: 'authenticator.delete', id: ctx.params.id, change: changeOf(ctx) })
+        return okEmpty()
+      },
+    }),
+  ]
+}

@@ -1,0 +1,191 @@
+/** Management API: identities (CRUD, their authenticators) and identity types. Admin only. */
+import type { IdentityActor } from '../../../actors/identity/identity-actor.ts'
+import type { SessionRegistryActor } from '../../../actors/session-registry/session-registry-actor.ts'
+import type { IdentityFields } from '../../../actors/identity/identity-messages.ts'
+import { IDENTITY_TYPES, type Identity } from '../../../domain/identity/identity-types.ts'
+import { ApiError } from '../../../errors/api-error.ts'
+import type { Clock } from '../../../lib/clock.ts'
+import { ListQuery, RoleListQuery } from '../../../../schemas/common.ts'
+import { IdentityCreate, IdentityDetail, IdentityPatch, IdentityTypeDetail, IdentityUpdate } from '../../../../schemas/identity.ts'
+import { AuthenticatorDetail } from '../../../../schemas/authenticator.ts'
+import { created, ok, okEmpty } from '../../http-envelope.ts'
+import { BASE_SYMBOLS, respondList } from '../../http-list.ts'
+import { route, type RouteCtx, type RouteDef } from '../../http-route.ts'
+import { toIdentityDetail, toIdentityRow, toIdentityTypeDetail } from '../../mappers/identity-mapper.ts'
+import { toAuthenticatorDetail, toAuthenticatorRow } from '../../mappers/authenticator-mapper.ts'
+import { AUTHENTICATOR_SYMBOLS } from './authenticator-routes.ts'
+import { changeOf } from '../route-change.ts'
+
+const ROUTES = {
+  list: '/identities',
+  item: '/identities/:id',
+  authenticators: '/identities/:id/authenticators',
+  types: '/identity-types',
+  type: '/identity-types/:id',
+} as const
+
+export const IDENTITY_SYMBOLS = {
+  ...BASE_SYMBOLS,
+  name: 'string',
+  roleAttributes: 'set',
+  externalId: 'string',
+  type: 'string',
+  authPolicyId: 'string',
+  isAdmin: 'boolean',
+  isDefaultAdmin: 'boolean',
+} as const
+
+export interface IdentityRouteDeps {
+  identities: IdentityActor
+  sessions: SessionRegistryActor
+  clock: Clock
+  startedAt: number
+}
+
+type IdentityInput = {
+  name?: string | null
+  type?: Identity['typeId']
+  isAdmin?: boolean | null
+  roleAttributes?: string[] | null
+  externalId?: string | null
+  authPolicyId?: string | null
+  appData?: Identity['appData']
+  tags?: Identity['tags']
+  defaultHostingCost?: number
+  defaultHostingPrecedence?: Identity['defaultHostingPrecedence']
+  serviceHostingCosts?: Record<string, number>
+  serviceHostingPrecedences?: Record<string, Identity['defaultHostingPrecedence']>
+}
+
+/** Wire body → actor fields; `null` on a patch means "leave" for name/isAdmin (they can not be cleared). */
+function toFields(b: IdentityInput): IdentityFields {
+  const f: IdentityFields = {}
+  if (b.name !== undefined && b.name !== null) f.name = b.name
+  if (b.type !== undefined) f.typeId = b.type
+  if (b.isAdmin !== undefined && b.isAdmin !== null) f.isAdmin = b.isAdmin
+  if (b.roleAttributes !== undefined) f.roleAttributes = b.roleAttributes
+  if (b.externalId !== undefined) f.externalId = b.externalId
+  if (b.authPolicyId !== undefined) f.authPolicyId = b.authPolicyId ?? 'default'
+  if (b.appData !== undefined) f.appData = b.appData
+  if (b.tags !== undefined) f.tags = b.tags
+  if (b.defaultHostingCost !== undefined) f.defaultHostingCost = b.defaultHostingCost
+  if (b.defaultHostingPrecedence !== undefined) f.defaultHostingPrecedence = b.defaultHostingPrecedence
+  if (b.serviceHostingCosts !== undefined) f.serviceHostingCosts = b.serviceHostingCosts
+  if (b.serviceHostingPrecedences !== undefined) f.serviceHostingPrecedences = b.serviceHostingPrecedences
+  return f
+}
+
+export function identityRoutes(deps: IdentityRouteDeps): RouteDef[] {
+  const view = (i: Identity) => {
+    const s = deps.identities.snapshot()
+    return toIdentityDetail(i, {
+      authenticators: s.authenticatorsOf(i.id),
+      hasApiSession: deps.sessions.snapshot().hasSession(i.id),
+      now: deps.clock.now(),
+    })
+  }
+  const find = (id: string): Identity => {
+    const i = deps.identities.snapshot().identity(id)
+    if (!i) throw ApiError.notFound()
+    return i
+  }
+  const update = (replace: boolean) => async (ctx: RouteCtx<IdentityInput>) => {
+    find(ctx.params.id)
+    await deps.identities.ask({ type: 'identity.update', id: ctx.params.id, input: toFields(ctx.body), replace, change: changeOf(ctx) })
+    return okEmpty()
+  }
+  return [
+    route({
+      method: 'GET', path: ROUTES.list, apis: ['management'], access: 'admin', tag: 'Identity', summary: 'List identities',
+      query: RoleListQuery, response: IdentityDetail,
+      handle: (ctx) => {
+        const s = deps.identities.snapshot()
+        return respondList(ctx.query, {
+          symbols: IDENTITY_SYMBOLS,
+          indexed: ['id', 'name', 'roleAttributes'],
+          presortedById: true,
+          candidates: (hint) => {
+            if (!hint) return s.identitiesById()
+            const ids = new Set<string>()
+            for (const v of hint.values) {
+              if (hint.field === 'id') ids.add(v)
+              else if (hint.field === 'name') {
+                const id = s.identityIdByName(v)
+                if (id) ids.add(id)
+              } else for (const id of s.idsWithRole(v)) ids.add(id)
+            }
+            return [...ids].map((id) => s.identity(id)).filter((i): i is Identity => i !== undefined)
+          },
+          toRow: toIdentityRow,
+          toView: view,
+          roleOf: (i) => i,
+        })
+      },
+    }),
+    route({
+      method: 'POST', path: ROUTES.list, apis: ['management'], access: 'admin', tag: 'Identity', summary: 'Create an identity',
+      body: IdentityCreate, successStatus: 201,
+      handle: async (ctx) => {
+        if (ctx.body.enrollment && (ctx.body.enrollment.ott || ctx.body.enrollment.ottca || ctx.body.enrollment.updb)) {
+          throw ApiError.invalidField('enrollment', 'enrollment is not supported yet', ctx.body.enrollment)
+        }
+        const fields = toFields(ctx.body)
+        const { id } = await deps.identities.ask({
+          type: 'identity.create',
+          input: { ...fields, name: ctx.body.name },
+          change: changeOf(ctx),
+        })
+        return created('identities', id)
+      },
+    }),
+    route({
+      method: 'GET', path: ROUTES.item, apis: ['management'], access: 'admin', tag: 'Identity', summary: 'Get an identity',
+      response: IdentityDetail,
+      handle: (ctx) => ok(view(find(ctx.params.id))),
+    }),
+    route({ method: 'PUT', path: ROUTES.item, apis: ['management'], access: 'admin', tag: 'Identity', summary: 'Update all fields of an identity', body: IdentityUpdate, handle: update(true) }),
+    route({ method: 'PATCH', path: ROUTES.item, apis: ['management'], access: 'admin', tag: 'Identity', summary: 'Update the given fields of an identity', body: IdentityPatch, handle: update(false) }),
+    route({
+      method: 'DELETE', path: ROUTES.item, apis: ['management'], access: 'admin', tag: 'Identity', summary: 'Delete an identity',
+      handle: async (ctx) => {
+        await deps.identities.ask({ type: 'identity.delete', id: ctx.params.id, change: changeOf(ctx) })
+        return okEmpty()
+      },
+    }),
+    route({
+      method: 'GET', path: ROUTES.authenticators, apis: ['management'], access: 'admin', tag: 'Identity', summary: 'List the authenticators of an identity',
+      query: ListQuery, response: AuthenticatorDetail,
+      handle: (ctx) => {
+        const identity = find(ctx.params.id)
+        const s = deps.identities.snapshot()
+        return respondList(ctx.query, {
+          symbols: AUTHENTICATOR_SYMBOLS,
+          candidates: () => [...s.authenticatorsOf(identity.id)],
+          toRow: toAuthenticatorRow,
+          toView: (a) => toAuthenticatorDetail(a, identity),
+        })
+      },
+    }),
+    route({
+      method: 'GET', path: ROUTES.types, apis: ['management'], access: 'admin', tag: 'Identity', summary: 'List identity types',
+      query: ListQuery, response: IdentityTypeDetail,
+      handle: (ctx) =>
+        respondList(ctx.query, {
+          symbols: { ...BASE_SYMBOLS, name: 'string' },
+          presortedById: true,
+          candidates: () => [...IDENTITY_TYPES].sort(),
+          toRow: (id) => ({ id, name: id, createdAt: deps.startedAt, updatedAt: deps.startedAt, tags: {}, isSystem: true }),
+          toView: (id) => toIdentityTypeDetail(id, deps.startedAt),
+        }),
+    }),
+    route({
+      method: 'GET', path: ROUTES.type, apis: ['management'], access: 'admin', tag: 'Identity', summary: 'Get an identity type',
+      response: IdentityTypeDetail,
+      handle: (ctx) => {
+        const id = IDENTITY_TYPES.find((t) => t === ctx.params.id)
+        if (!id) throw ApiError.notFound()
+        return ok(toIdentityTypeDetail(id, deps.startedAt))
+      },
+    }),
+  ]
+}

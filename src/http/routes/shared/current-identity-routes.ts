@@ -1,0 +1,73 @@
+/** Both APIs: the caller's identity and its own authenticators (changes need the current password). */
+import type { IdentityActor } from '../../../actors/identity/identity-actor.ts'
+import type { SessionRegistryActor } from '../../../actors/session-registry/session-registry-actor.ts'
+import type { Authenticator } from '../../../domain/identity/identity-types.ts'
+import { ApiError } from '../../../errors/api-error.ts'
+import type { Clock } from '../../../lib/clock.ts'
+import { updateUpdbAuthenticator } from '../../../flows/authenticate/auth-updb-update.ts'
+import { ListQuery } from '../../../../schemas/common.ts'
+import { IdentityDetail } from '../../../../schemas/identity.ts'
+import { AuthenticatorDetail, AuthenticatorPatchWithCurrent, AuthenticatorUpdateWithCurrent } from '../../../../schemas/authenticator.ts'
+import { ok, okEmpty } from '../../http-envelope.ts'
+import { respondList } from '../../http-list.ts'
+import { route, type RouteCtx, type RouteDef } from '../../http-route.ts'
+import { toIdentityDetail } from '../../mappers/identity-mapper.ts'
+import { toAuthenticatorDetail, toAuthenticatorRow } from '../../mappers/authenticator-mapper.ts'
+import { AUTHENTICATOR_SYMBOLS } from '../management/authenticator-routes.ts'
+import { changeOf } from '../route-change.ts'
+
+export function currentIdentityRoutes(deps: { identities: IdentityActor; sessions: SessionRegistryActor; clock: Clock }): RouteDef[] {
+  const own = (ctx: RouteCtx<unknown, unknown>, id: string): Authenticator => {
+    const a = deps.identities.snapshot().authenticators.get(id)
+    if (!a || a.identityId !== ctx.auth.identity.id) throw ApiError.notFound()
+    return a
+  }
+  return [
+    route({
+      method: 'GET', path: '/current-identity', apis: ['client', 'management'], access: 'session', tag: 'Current Identity',
+      summary: 'The caller\'s identity', response: IdentityDetail,
+      handle: (ctx) => {
+        const i = ctx.auth.identity
+        return ok(
+          toIdentityDetail(i, {
+            authenticators: deps.identities.snapshot().authenticatorsOf(i.id),
+            hasApiSession: true,
+            now: deps.clock.now(),
+          }),
+        )
+      },
+    }),
+    route({
+      method: 'GET', path: '/current-identity/authenticators', apis: ['client', 'management'], access: 'session', tag: 'Current Identity',
+      summary: 'The caller\'s authenticators', query: ListQuery, response: AuthenticatorDetail,
+      handle: (ctx) =>
+        respondList(ctx.query, {
+          symbols: AUTHENTICATOR_SYMBOLS,
+          candidates: () => [...deps.identities.snapshot().authenticatorsOf(ctx.auth.identity.id)],
+          toRow: toAuthenticatorRow,
+          toView: (a) => toAuthenticatorDetail(a, ctx.auth.identity),
+        }),
+    }),
+    route({
+      method: 'GET', path: '/current-identity/authenticators/:id', apis: ['client', 'management'], access: 'session', tag: 'Current Identity',
+      summary: 'One of the caller\'s authenticators', response: AuthenticatorDetail,
+      handle: (ctx) => ok(toAuthenticatorDetail(own(ctx, ctx.params.id), ctx.auth.identity)),
+    }),
+    route({
+      method: 'PUT', path: '/current-identity/authenticators/:id', apis: ['client', 'management'], access: 'session', tag: 'Current Identity',
+      summary: 'Change the caller\'s username and password', body: AuthenticatorUpdateWithCurrent,
+      handle: async (ctx) => {
+        await updateUpdbAuthenticator(deps.identities, own(ctx, ctx.params.id), ctx.body, true, changeOf(ctx))
+        return okEmpty()
+      },
+    }),
+    route({
+      method: 'PATCH', path: '/current-identity/authenticators/:id', apis: ['client', 'management'], access: 'session', tag: 'Current Identity',
+      summary: 'Change the caller\'s username or password', body: AuthenticatorPatchWithCurrent,
+      handle: async (ctx) => {
+        await updateUpdbAuthenticator(deps.identities, own(ctx, ctx.params.id), ctx.body, false, changeOf(ctx))
+        return okEmpty()
+      },
+    }),
+  ]
+}

@@ -1,0 +1,88 @@
+/** Both APIs: version information, capabilities, and the served API specs (generated from the route records). */
+import { Type } from '@sinclair/typebox'
+import { ApiError } from '../../../errors/api-error.ts'
+import { ListQuery } from '../../../../schemas/common.ts'
+import { json, list, ok, selfLink } from '../../http-envelope.ts'
+import { buildSwagger } from '../../http-openapi.ts'
+import { API_PREFIX, route, type ApiName, type RouteDef } from '../../http-route.ts'
+
+export interface VersionInfo {
+  version: string
+  revision: string
+  buildDate: string
+  runtimeVersion: string
+  /** https://host:port of the listener, for apiBaseUrls. */
+  baseUrl: () => string
+}
+
+const SPEC_IDS: Record<string, ApiName> = { 'edge-client': 'client', 'edge-management': 'management' }
+
+export function versionDocument(v: VersionInfo) {
+  const base = v.baseUrl()
+  const entry = (path: string) => ({ v1: { path, apiBaseUrls: [`${base}${path}`] } })
+  return {
+    version: v.version,
+    revision: v.revision,
+    buildDate: v.buildDate,
+    runtimeVersion: v.runtimeVersion,
+    apiVersions: {
+      edge: entry(API_PREFIX.client),
+      'edge-client': entry(API_PREFIX.client),
+      'edge-management': entry(API_PREFIX.management),
+    },
+    capabilities: [] as string[],
+  }
+}
+
+/** `allRoutes` is read lazily: the spec covers every route, including these. */
+export function versionRoutes(v: VersionInfo, allRoutes: () => readonly RouteDef[]): RouteDef[] {
+  const specs = new Map<ApiName, string>()
+  const specOf = (api: ApiName) => {
+    let s = specs.get(api)
+    if (!s) specs.set(api, (s = JSON.stringify(buildSwagger(api, allRoutes(), v.version))))
+    return s
+  }
+  const specDetail = (id: string) => ({
+    id,
+    name: id === 'edge-client' ? 'Edge Client API' : 'Edge Management API',
+    createdAt: v.buildDate,
+    updatedAt: v.buildDate,
+    tags: {},
+    _links: { ...selfLink('specs', id), spec: { href: `./specs/${id}/spec` } },
+  })
+  const both: ApiName[] = ['client', 'management']
+  return [
+    route({
+      method: 'GET', path: '/version', apis: both, access: 'public', tag: 'Informational', summary: 'Version information',
+      response: Type.Object({ version: Type.String(), revision: Type.String(), buildDate: Type.String(), runtimeVersion: Type.String(), capabilities: Type.Array(Type.String()) }),
+      handle: () => ok(versionDocument(v)),
+    }),
+    route({
+      method: 'GET', path: '/enumerated-capabilities', apis: both, access: 'public', tag: 'Informational',
+      summary: 'Every capability a controller may advertise in /version', response: Type.Array(Type.String()),
+      handle: () => ok(['OIDC_AUTH', 'HA_CONTROLLER', 'OIDC_AUTH_WITH_CSR']),
+    }),
+    route({
+      method: 'GET', path: '/specs', apis: both, access: 'public', tag: 'Informational', summary: 'List the API specs', query: ListQuery,
+      handle: () => {
+        const data = Object.keys(SPEC_IDS).map(specDetail)
+        return list(data, { limit: data.length, offset: 0, totalCount: data.length }, [])
+      },
+    }),
+    route({
+      method: 'GET', path: '/specs/:id', apis: both, access: 'public', tag: 'Informational', summary: 'One API spec',
+      handle: (ctx) => {
+        if (!SPEC_IDS[ctx.params.id]) throw ApiError.notFound()
+        return ok(specDetail(ctx.params.id))
+      },
+    }),
+    route({
+      method: 'GET', path: '/specs/:id/spec', apis: both, access: 'public', tag: 'Informational', summary: 'The swagger 2.0 document of an API (no envelope)',
+      handle: (ctx) => {
+        const api = SPEC_IDS[ctx.params.id]
+        if (!api) throw ApiError.notFound()
+        return new Response(specOf(api), { status: 200, headers: { 'content-type': 'application/json' } })
+      },
+    }),
+  ]
+}

@@ -1,0 +1,143 @@
+#!/usr/bin/env bun
+/**
+ * The edgeplane command line: `run` (the controller), `version`, `validate-router-config`, `--help`.
+ * Settings: flags, then environment variables, then `--config FILE`, then defaults.
+ */
+import { parseArgs } from 'node:util'
+import { ConfigError, resolveConfig, type ConfigFlags } from './config/config.ts'
+import { startServer } from './server.ts'
+import { VERSION, REVISION, BUILD_DATE } from './version.ts'
+import { runValidateRouterConfig } from './router-config/router-config-command.ts'
+
+const HELP = `edgeplane ${VERSION}: controller for a zero-trust overlay network
+
+Usage:
+  edgeplane run [flags]                       start the controller in the foreground
+  edgeplane version                           print version, revision and build date
+  edgeplane validate-router-config FILE...    check router configuration files ('-' reads stdin)
+  edgeplane --help                            this text
+
+Flags of 'run' (flag, then environment variable, then config file key, then default):
+  --config FILE           YAML file with any of the keys below                 EDGEPLANE_CONFIG
+  --data DIR              data directory (LMDB, PKI)       key: data           EDGEPLANE_DATA             default ./data
+  --listen HOST:PORT      HTTPS listen address             key: listen         EDGEPLANE_LISTEN           default 127.0.0.1:1280
+  --admin-username NAME   first admin's username           key: adminUsername  EDGEPLANE_ADMIN_USERNAME   default admin
+  --admin-password PASS   first admin's password           key: adminPassword  EDGEPLANE_ADMIN_PASSWORD   default: generated, printed once on stderr
+  --san NAME              extra server certificate name (repeatable)  key: sans  EDGEPLANE_SANS (comma separated)
+  --session-timeout DUR   API session activity timeout     key: sessionTimeout EDGEPLANE_SESSION_TIMEOUT  default 30m (minimum 1m)
+The admin settings are used only when the data directory is new.
+
+Flags of 'validate-router-config':
+  --format text|json      output format (default text)
+  --print-effective       print the configuration with defaults filled in and variables substituted
+  --strict                treat warnings as errors
+Exit codes: 0 valid, 1 errors found, 2 usage error or unreadable file.
+`
+
+async function run(argv: string[]): Promise<number> {
+  let values: Record<string, string | string[] | boolean | undefined>
+  try {
+    values = parseArgs({
+      args: argv,
+      options: {
+        config: { type: 'string' },
+        data: { type: 'string' },
+        listen: { type: 'string' },
+        'admin-username': { type: 'string' },
+        'admin-password': { type: 'string' },
+        san: { type: 'string', multiple: true },
+        'session-timeout': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }).values
+  } catch (e) {
+    process.stderr.write(`edgeplane run: ${(e as Error).message}\n\n${HELP}`)
+    return 2
+  }
+  if (values.help) {
+    process.stdout.write(HELP)
+    return 0
+  }
+  const flags: ConfigFlags = {
+    config: (values.config as string | undefined) ?? process.env.EDGEPLANE_CONFIG,
+    data: values.data as string | undefined,
+    listen: values.listen as string | undefined,
+    adminUsername: values['admin-username'] as string | undefined,
+    adminPassword: values['admin-password'] as string | undefined,
+    sans: values.san as string[] | undefined,
+    sessionTimeout: values['session-timeout'] as string | undefined,
+  }
+  let config
+  try {
+    config = resolveConfig(flags, process.env)
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`edgeplane run: ${e.message}\n`)
+      return 2
+    }
+    throw e
+  }
+  const server = await startServer({
+    dataDir: config.dataDir,
+    host: config.listenHost,
+    port: config.listenPort,
+    adminUsername: config.adminUsername,
+    adminPassword: config.adminPassword,
+    sans: config.sans,
+    hostname: config.hostname,
+    sessionTimeoutMs: config.sessionTimeoutMs,
+  })
+  process.stdout.write(`edgeplane ${VERSION} listening on ${server.url} (data: ${config.dataDir})\n`)
+  await new Promise<void>((resolve) => {
+    let stopping = false
+    const stop = (signal: string) => {
+      if (stopping) return
+      stopping = true
+      process.stderr.write(`${signal}: stopping\n`)
+      server.stop().then(resolve, (e) => {
+        console.error('error while stopping:', e)
+        resolve()
+      })
+    }
+    process.on('SIGTERM', () => stop('SIGTERM'))
+    process.on('SIGINT', () => stop('SIGINT'))
+  })
+  return 0
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [cmd, ...rest] = argv
+  switch (cmd) {
+    case 'run':
+      return run(rest)
+    case 'version':
+    case '--version':
+      process.stdout.write(`edgeplane ${VERSION} (revision ${REVISION}, built ${BUILD_DATE}, bun ${Bun.version})\n`)
+      return 0
+    case 'validate-router-config':
+      return runValidateRouterConfig(rest, {
+        stdout: (s: string) => process.stdout.write(s),
+        stderr: (s: string) => process.stderr.write(s),
+        readStdin: () => Bun.stdin.text(),
+      })
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(HELP)
+      return cmd === undefined ? 2 : 0
+    default:
+      process.stderr.write(`edgeplane: unknown command '${cmd}'\n\n${HELP}`)
+      return 2
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (e) => {
+    console.error('edgeplane: fatal:', e)
+    process.exit(1)
+  },
+)

@@ -1,0 +1,192 @@
+/**
+ * startServer: the only wiring point. Opens the store, bootstraps the PKI and the default admin, starts the actors,
+ * mounts the HTTP app on the TLS listener. main.ts and the test harness both call it.
+ */
+import { hostname as osHostname } from 'node:os'
+import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
+import { systemClock, type Clock } from './lib/clock.ts'
+import { newCuid } from './lib/ids.ts'
+import { openStore } from './store/store-env.ts'
+import { EventBus } from './actors/runtime/event-bus.ts'
+import type { ActorSystemDeps } from './actors/runtime/actor-runtime.ts'
+import { startIdentityActor, type IdentityActor } from './actors/identity/identity-actor.ts'
+import { startSessionRegistryActor } from './actors/session-registry/session-registry-actor.ts'
+import type { IdentityEvent } from './actors/identity/identity-messages.ts'
+import { hashPassword } from './auth/auth-password.ts'
+import { ensureControllerPki, type ControllerPki } from './pki/pki-bootstrap.ts'
+import { buildCertsOnlyPkcs7 } from './pki/pki-pkcs7.ts'
+import { createSessionResolver } from './http/http-auth.ts'
+import { buildApp } from './http/http-app.ts'
+import { startListener } from './http/http-listener.ts'
+import { renderApiError } from './http/http-errors.ts'
+import { ApiError } from './errors/api-error.ts'
+import type { RouteDef } from './http/http-route.ts'
+import { versionRoutes, versionDocument, type VersionInfo } from './http/routes/shared/version-routes.ts'
+import { authenticateRoutes } from './http/routes/shared/authenticate-routes.ts'
+import { currentIdentityRoutes } from './http/routes/shared/current-identity-routes.ts'
+import { identityRoutes } from './http/routes/management/identity-routes.ts'
+import { authenticatorRoutes } from './http/routes/management/authenticator-routes.ts'
+import { apiSessionRoutes } from './http/routes/management/api-session-routes.ts'
+import { summaryRoutes } from './http/routes/management/summary-routes.ts'
+import { ok } from './http/http-envelope.ts'
+import { VERSION, BUILD_DATE, REVISION } from './version.ts'
+
+/** Request bodies larger than this are refused with 413. */
+export const MAX_BODY_BYTES = 1024 * 1024
+
+export interface ServerOptions {
+  dataDir: string
+  host?: string
+  port?: number
+  adminUsername?: string
+  adminPassword?: string
+  sans?: string[]
+  hostname?: string
+  sessionTimeoutMs?: number
+  clock?: Clock
+  /** Where start-up notes go (the generated admin password among them). Defaults to stderr. */
+  log?: (line: string) => void
+  /** Prove that actor messages are plain data (tests). */
+  cloneMessages?: boolean
+  /** Intervals of the session sweeper and the activity flush (tests shorten them). */
+  sessionSweepEveryMs?: number
+  activityFlushEveryMs?: number
+}
+
+export interface RunningServer {
+  url: string
+  port: number
+  pki: ControllerPki
+  clock: Clock
+  /** The generated admin password when none was given on a new data directory. */
+  generatedAdminPassword?: string
+  stop(): Promise<void>
+}
+
+export async function startServer(opts: ServerOptions): Promise<RunningServer> {
+  const clock = opts.clock ?? systemClock
+  const log = opts.log ?? ((line: string) => process.stderr.write(line + '\n'))
+  const host = opts.host ?? '127.0.0.1'
+  const timeoutMs = opts.sessionTimeoutMs ?? 30 * 60_000
+  const startedAt = clock.now()
+
+  const store = await openStore(opts.dataDir)
+  const pki = await ensureControllerPki(join(opts.dataDir, 'pki'), {
+    hostname: opts.hostname ?? osHostname(),
+    extraSans: opts.sans ?? [],
+    clock,
+  })
+  if (pki.sansMissing.length > 0) {
+    log(`note: the server certificate in ${join(opts.dataDir, 'pki')} does not cover ${pki.sansMissing.join(', ')}; it is kept as is`)
+  }
+
+  const bus = new EventBus()
+  const deps: ActorSystemDeps = {
+    store,
+    clock,
+    bus,
+    cloneMessages: opts.cloneMessages,
+    failStop: (err) => {
+      console.error('fatal: a commit to LMDB failed; stopping so the next start reloads from disk:', err)
+      process.exit(70)
+    },
+  }
+  const identities = startIdentityActor(store, deps)
+  const sessionRegistry = startSessionRegistryActor(store, deps, {
+    timeoutMs,
+    sweepEveryMs: opts.sessionSweepEveryMs ?? 5_000,
+    flushEveryMs: opts.activityFlushEveryMs ?? 10_000,
+  })
+  const sessions = sessionRegistry.actor
+  bus.subscribe<Extract<IdentityEvent, { type: 'identity.deleted' }>>('identity.deleted', (e) =>
+    sessions.tell({ type: 'apiSession.deleteForIdentity', identityId: e.identity.id, change: { author: 'system', source: 'system' } }),
+  )
+  bus.subscribe<Extract<IdentityEvent, { type: 'authenticator.deleted' }>>('authenticator.deleted', () => {})
+
+  const generatedAdminPassword = await ensureDefaultAdmin(identities, opts, log)
+
+  let baseUrl = ''
+  const version: VersionInfo = {
+    version: VERSION,
+    revision: REVISION,
+    buildDate: BUILD_DATE,
+    runtimeVersion: `bun ${Bun.version}`,
+    baseUrl: () => baseUrl,
+  }
+  const resolver = createSessionResolver({ identities, sessions, clock, timeoutMs })
+  const routes: RouteDef[] = []
+  routes.push(
+    ...versionRoutes(version, () => routes),
+    ...authenticateRoutes({ identities, sessions, clock, timeoutMs }),
+    ...currentIdentityRoutes({ identities, sessions, clock }),
+    ...identityRoutes({ identities, sessions, clock, startedAt }),
+    ...authenticatorRoutes({ identities }),
+    ...apiSessionRoutes({ identities, sessions }),
+    ...summaryRoutes({ identities, sessions }),
+  )
+  const caCertsBody = buildCertsOnlyPkcs7([pki.intermediate.certPem, pki.root.certPem])
+  const cacerts = () =>
+    new Response(caCertsBody, { status: 200, headers: { 'content-type': 'application/pkcs7-mime', 'content-transfer-encoding': 'base64' } })
+  const app = buildApp(routes, {
+    resolver,
+    version: VERSION,
+    instanceId: newCuid(startedAt),
+    clock,
+    rootRoutes: {
+      '/.well-known/est/cacerts': cacerts,
+      '/edge/client/v1/.well-known/est/cacerts': cacerts,
+      '/edge/management/v1/.well-known/est/cacerts': cacerts,
+      '/version': () => ok(versionDocument(version)),
+      '/': () => ok(versionDocument(version)),
+    },
+  })
+  const listener = await startListener({
+    host,
+    port: opts.port ?? 1280,
+    tls: pki.tls,
+    maxBodyBytes: MAX_BODY_BYTES,
+    handle: (req) => app.handle(req),
+    tooLarge: () => renderApiError(new ApiError('REQUEST_ENTITY_TOO_LARGE')),
+  })
+  const urlHost = host.includes(':') ? `[${host}]` : host
+  baseUrl = `https://${urlHost}:${listener.port}`
+
+  let stopped = false
+  return {
+    url: baseUrl,
+    port: listener.port,
+    pki,
+    clock,
+    generatedAdminPassword,
+    async stop() {
+      if (stopped) return
+      stopped = true
+      await listener.close()
+      sessionRegistry.stopTimers()
+      await sessions.ask({ type: 'apiSession.flushActivity' })
+      await Promise.all([identities.stop(), sessions.stop()])
+      await store.close()
+    },
+  }
+}
+
+/** Creates the default admin on a new data directory; returns the password when it had to be generated. */
+async function ensureDefaultAdmin(identities: IdentityActor, opts: ServerOptions, log: (l: string) => void): Promise<string | undefined> {
+  for (const i of identities.snapshot().identities.values()) if (i.isDefaultAdmin) return undefined
+  const username = opts.adminUsername ?? 'admin'
+  let password = opts.adminPassword
+  let generated: string | undefined
+  if (!password) {
+    password = generated = randomBytes(18).toString('base64url')
+    log(`generated password for the default admin '${username}' (shown once): ${generated}`)
+  }
+  await identities.ask({
+    type: 'identity.create',
+    input: { name: 'Default Admin', isAdmin: true, typeId: 'Default' },
+    isDefaultAdmin: true,
+    updb: { username, passwordHash: await hashPassword(password) },
+    change: { author: 'system', source: 'system' },
+  })
+  return generated
+}

@@ -1,0 +1,15 @@
+/**
+ * The sub-database catalogue: every LMDB sub-db, and the one actor that may write it.
+ * See store/README.md. Adding a sub-db means adding it here first.
+ */
+export const SUB_DBS = {
+  meta: 'store',
+  identities: 'identity',
+  authenticators: 'identity',
+  'api-sessions': 'session-registry',
+} as const
+
+/** Name of a sub-database. */
+export type SubDbName = keyof typeof SUB_DBS
+/** Name of the actor that owns a sub-database. */
+export type SubDbOwner = (typeof SUB_DBS)[SubDbName]

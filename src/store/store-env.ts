@@ -1,0 +1,66 @@
+/**
+ * Opens the one LMDB environment of a data directory and its sub-databases, and runs migrations.
+ * Commits are fsynced before their promise resolves (overlappingSync off), so an acknowledged write survives kill -9.
+ */
+import { open, type Database, type RootDatabase } from 'lmdb'
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { SUB_DBS, type SubDbName } from './store-catalogue.ts'
+import { migrate } from './store-migrations.ts'
+
+/** One staged write: a put when `value` is present, else a remove. */
+export interface WriteOp {
+  db: SubDbName
+  key: string
+  value?: unknown
+}
+
+/** The opened store: read handles for every sub-db, and the single commit path. */
+export interface Store {
+  readonly path: string
+  /** Read access to a sub-database. Writes go through `commit` only. */
+  db(name: SubDbName): Database<unknown, string>
+  /** Applies the ops in one LMDB transaction; resolves once it is durably committed. */
+  commit(ops: readonly WriteOp[]): Promise<void>
+  close(): Promise<void>
+}
+
+export async function openStore(dataDir: string): Promise<Store> {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+  const path = join(dataDir, 'edgeplane.mdb')
+  const env: RootDatabase = open({
+    path,
+    encoding: 'json',
+    maxDbs: 64,
+    overlappingSync: false,
+    // keep every commit synchronous to disk: the 2xx contract depends on it
+    noSync: false,
+  })
+  const handles = new Map<SubDbName, Database<unknown, string>>()
+  for (const name of Object.keys(SUB_DBS) as SubDbName[]) {
+    handles.set(name, env.openDB<unknown, string>({ name, encoding: 'json' }))
+  }
+  const db = (name: SubDbName) => {
+    const h = handles.get(name)
+    if (!h) throw new TypeError(`unknown sub-db ${name}`)
+    return h
+  }
+  await migrate(db, env)
+  return {
+    path,
+    db,
+    async commit(ops) {
+      if (ops.length === 0) return
+      await env.transaction(() => {
+        for (const op of ops) {
+          if (op.value === undefined) db(op.db).remove(op.key)
+          else db(op.db).put(op.key, op.value)
+        }
+      })
+    },
+    async close() {
+      await env.flushed
+      await env.close()
+    },
+  }
+}

@@ -1,0 +1,159 @@
+/**
+ * The API test harness: starts the real server (startServer) on port 0 with a temporary data directory, real TLS and
+ * a FakeClock, and gives typed HTTPS clients for both APIs. One server per test file.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { FakeClock } from '../../src/lib/clock.ts'
+import { startServer, type RunningServer, type ServerOptions } from '../../src/server.ts'
+
+export const ADMIN = { username: 'admin', password: 'admin-pass-1' } as const
+
+export interface ApiResponse<T = any> {
+  status: number
+  headers: Headers
+  body: T
+  text: string
+}
+
+export interface RequestOptions {
+  body?: unknown
+  rawBody?: string | Uint8Array
+  headers?: Record<string, string>
+  session?: string | null
+  tls?: { cert?: string; key?: string }
+}
+
+export interface ApiClient {
+  (method: string, path: string, opts?: RequestOptions): Promise<ApiResponse>
+  get(path: string, opts?: RequestOptions): Promise<ApiResponse>
+  post(path: string, body?: unknown, opts?: RequestOptions): Promise<ApiResponse>
+  put(path: string, body?: unknown, opts?: RequestOptions): Promise<ApiResponse>
+  patch(path: string, body?: unknown, opts?: RequestOptions): Promise<ApiResponse>
+  del(path: string, opts?: RequestOptions): Promise<ApiResponse>
+  /** The session token this client sends by default. */
+  session?: string
+}
+
+export interface TestServer {
+  url: string
+  dataDir: string
+  clock: FakeClock
+  server: RunningServer
+  caPem: string
+  /** Raw request to any path on the listener. */
+  raw: ApiClient
+  /** Management API client logged in as the default admin. */
+  mgmt: ApiClient
+  /** Client API client (no session until `login`). */
+  client: ApiClient
+  login(username: string, password: string, api?: 'client' | 'management'): Promise<string>
+  /** A client of `api` that sends `token`. */
+  as(token: string | undefined, api: 'client' | 'management'): ApiClient
+  restart(): Promise<void>
+  stop(): Promise<void>
+}
+
+export async function startTestServer(opts: Partial<ServerOptions> = {}): Promise<TestServer> {
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'edgeplane-test-'))
+  const clock = (opts.clock as FakeClock | undefined) ?? new FakeClock(Date.parse('2026-01-01T00:00:00Z'))
+  const serverOpts: ServerOptions = {
+    port: 0,
+    adminUsername: ADMIN.username,
+    adminPassword: ADMIN.password,
+    log: () => {},
+    cloneMessages: true,
+    ...opts,
+    dataDir,
+    clock,
+  }
+  let server = await startServer(serverOpts)
+  const caPem = server.pki.root.certPem
+  const t: Partial<TestServer> = { dataDir, clock, caPem }
+
+  const makeClient = (prefix: string, getSession: () => string | undefined): ApiClient => {
+    const call = (async (method: string, path: string, o: RequestOptions = {}) => {
+      const headers: Record<string, string> = { accept: 'application/json', ...(o.headers ?? {}) }
+      const session = o.session === null ? undefined : (o.session ?? getSession())
+      if (session) headers['zt-session'] = session
+      let body: string | Uint8Array | undefined
+      if (o.rawBody !== undefined) body = o.rawBody
+      else if (o.body !== undefined) {
+        body = JSON.stringify(o.body)
+        headers['content-type'] ??= 'application/json'
+      }
+      const res = await fetch(`${server.url}${prefix}${path}`, {
+        method,
+        headers,
+        body,
+        tls: { ca: caPem, ...(o.tls ?? {}) },
+      } as RequestInit)
+      const text = await res.text()
+      let parsed: unknown = undefined
+      try {
+        parsed = text ? JSON.parse(text) : undefined
+      } catch {
+        parsed = undefined
+      }
+      return { status: res.status, headers: res.headers, body: parsed, text }
+    }) as ApiClient
+    call.get = (p, o) => call('GET', p, o)
+    call.post = (p, b, o) => call('POST', p, { ...o, body: b })
+    call.put = (p, b, o) => call('PUT', p, { ...o, body: b })
+    call.patch = (p, b, o) => call('PATCH', p, { ...o, body: b })
+    call.del = (p, o) => call('DELETE', p, o)
+    return call
+  }
+  const prefixOf = (api: 'client' | 'management') => (api === 'client' ? '/edge/client/v1' : '/edge/management/v1')
+
+  t.raw = makeClient('', () => undefined)
+  t.as = (token, api) => {
+    const c = makeClient(prefixOf(api), () => token)
+    c.session = token
+    return c
+  }
+  const login = async (username: string, password: string, api: 'client' | 'management' = 'management'): Promise<string> => {
+    const raw = t.raw as ApiClient
+    const res = await raw.post(`${prefixOf(api)}/authenticate?method=password`, { username, password })
+    if (res.status !== 200) throw new Error(`login of ${username} failed: ${res.status} ${res.text}`)
+    return res.body.data.token as string
+  }
+  t.login = login
+  const adminToken = { value: '' }
+  t.mgmt = makeClient(prefixOf('management'), () => adminToken.value)
+  t.client = makeClient(prefixOf('client'), () => undefined)
+  adminToken.value = await login(ADMIN.username, ADMIN.password)
+  t.server = server
+  t.url = server.url
+
+  t.restart = async () => {
+    await server.stop()
+    server = await startServer(serverOpts)
+    t.server = server
+    t.url = server.url
+    adminToken.value = await login(ADMIN.username, ADMIN.password)
+  }
+  t.stop = async () => {
+    await server.stop()
+    if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true })
+  }
+  return t as TestServer
+}
+
+/** Asserts a status, printing method-less context and the body on mismatch. */
+export function expectStatus(res: ApiResponse, status: number): void {
+  if (res.status !== status) throw new Error(`expected status ${status}, got ${res.status}: ${res.text}`)
+}
+
+/** Asserts an error answer: status, code, and the error envelope's shape. */
+export function expectError(res: ApiResponse, status: number, code: string): void {
+  if (res.status !== status || res.body?.error?.code !== code) {
+    throw new Error(`expected ${status} ${code}, got ${res.status}: ${res.text}`)
+  }
+  const e = res.body.error
+  if (typeof e.message !== 'string' || typeof e.requestId !== 'string') throw new Error(`bad error envelope: ${res.text}`)
+  if (res.body.meta?.apiVersion !== '0.0.1' || res.body.meta?.apiEnrollmentVersion !== '0.0.1') {
+    throw new Error(`bad error meta: ${res.text}`)
+  }
+}
