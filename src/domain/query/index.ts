@@ -5,3 +5,16 @@
 export type { FieldType, SymbolTable, ScalarType, CompareOp, Subject, FieldSubject, Predicate, SortKey, ListQuery } from './query-types.ts'
 export { parseListQuery, SORT_MAX } from './query-parser.ts'
 export { matches, type Row } from './query-eval.ts'
+export {
+  runList,
+  resolvePaging,
+  toPaginationJson,
+  LIST_LIMIT_DEFAULT,
+  LIST_LIMIT_MAX,
+  LIST_OFFSET_MAX,
+  UNLIMITED_LIMIT,
+  UNLIMITED_LIMIT_JSON,
+  type Paging,
+  type ListResult,
+  type RunListOptions,
+} from './query-list.ts'
