@@ -18,3 +18,4 @@ export {
   type ListResult,
   type RunListOptions,
 } from './query-list.ts'
+export { indexHints, type IndexHint } from './query-index-hints.ts'
