@@ -19,3 +19,4 @@ export {
   type RunListOptions,
 } from './query-list.ts'
 export { indexHints, type IndexHint } from './query-index-hints.ts'
+export { parseRoleFilter, matchesRoleFilter, type RoleFilter } from './query-role-filter.ts'
