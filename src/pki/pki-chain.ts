@@ -1,0 +1,210 @@
+/**
+ * Certificate path validation: from a leaf, through untrusted intermediates given in any order, up to one of a set
+ * of trusted certificates (roots or intermediates) at a given time. EC and RSA signers alike.
+ * Checks signatures, validity windows, that every issuer is a CA allowed to sign certificates, and pathLen.
+ * Does not check revocation, name constraints, policies or extended key usage.
+ * @see RFC 5280 §6.1 (the subset above)
+ */
+import { ApiError } from '../errors/api-error.ts'
+import {
+  canSignCertificates,
+  isCaCertificate,
+  pathLenOf,
+  readCertificateDer,
+  readCertificates,
+  toCertificatePem,
+  toCertificateView,
+  type CertificateView,
+  type ParsedCertificate,
+} from './pki-certs.ts'
+import { engine } from './pki-engine.ts'
+
+/** Why a chain did not verify; the first failure met on the most promising path. */
+export type ChainFailureReason =
+  | 'MALFORMED'
+  | 'UNKNOWN_ISSUER'
+  | 'BAD_SIGNATURE'
+  | 'EXPIRED'
+  | 'NOT_YET_VALID'
+  | 'ISSUER_NOT_CA'
+  | 'PATH_LENGTH_EXCEEDED'
+
+/** The outcome of {@link verifyCertificateChain}: the chain from leaf to trust anchor, or why there is none. */
+export type ChainVerification =
+  | { ok: true; chain: CertificateView[]; chainPem: string[] }
+  | { ok: false; reason: ChainFailureReason; message: string }
+
+/** A certificate as PEM text (a bundle is split into its certificates) or DER bytes. */
+export type CertificateInput = string | Uint8Array
+
+/** What to verify, against what, and when. */
+export interface VerifyChainOptions {
+  /** The leaf; when PEM with several certificates, the first is the leaf and the rest are intermediates. */
+  leaf: CertificateInput
+  /** Untrusted certificates that may complete the path, in any order. */
+  intermediates?: CertificateInput[]
+  /** Trust anchors: a path ends at the first one that signed the certificate below it. */
+  trusted: CertificateInput[]
+  /** The time of the check, epoch ms (from the caller's Clock). */
+  at: number
+  /** Accept certificates past their notAfter (a notBefore in the future still fails). */
+  allowExpired?: boolean
+}
+
+const MAX_PATH = 8
+
+/**
+ * Builds and verifies a path from `leaf` to a trusted certificate. Tries every candidate issuer (matched by name,
+ * and by key identifier when both sides carry one), so renewed or cross-signed CAs with the same name still work.
+ * Never throws for bad input: unreadable certificates give reason MALFORMED.
+ */
+export async function verifyCertificateChain(opts: VerifyChainOptions): Promise<ChainVerification> {
+  let leaf: ParsedCertificate
+  let intermediates: ParsedCertificate[]
+  let trusted: ParsedCertificate[]
+  try {
+    const [first, ...rest] = toParsed(opts.leaf)
+    leaf = first
+    intermediates = [...rest, ...(opts.intermediates ?? []).flatMap(toParsed)]
+    trusted = opts.trusted.flatMap(toParsed)
+  } catch (e) {
+    const message = e instanceof ApiError && e.apiCause?.kind === 'api' ? e.apiCause.message : (e as Error).message
+    return { ok: false, reason: 'MALFORMED', message }
+  }
+  const state: SearchState = { at: opts.at, allowExpired: opts.allowExpired === true, trusted, intermediates, signatures: new Map() }
+
+  const leafTime = checkTime(leaf, state)
+  if (leafTime) return leafTime
+  const result = await extend([leaf], state)
+  if (Array.isArray(result)) {
+    return { ok: true, chain: result.map(toCertificateView), chainPem: result.map(toCertificatePem) }
+  }
+  return result
+}
+
+interface SearchState {
+  at: number
+  allowExpired: boolean
+  trusted: ParsedCertificate[]
+  intermediates: ParsedCertificate[]
+  /** Signature results by `child fingerprint|issuer fingerprint`, so backtracking never verifies twice. */
+  signatures: Map<string, boolean>
+}
+
+type Failure = Extract<ChainVerification, { ok: false }>
+
+/** Depth-first search upward from the last certificate of `path`; returns the full path or the deepest failure. */
+async function extend(path: ParsedCertificate[], state: SearchState): Promise<ParsedCertificate[] | Failure> {
+  const child = path[path.length - 1]
+  const subject = describe(child)
+  if (path.length > MAX_PATH) return fail('PATH_LENGTH_EXCEEDED', `no trusted issuer within ${MAX_PATH} certificates`)
+  const candidates = [
+    ...state.trusted.map((cert) => ({ cert, trusted: true })),
+    ...state.intermediates.filter((c) => !path.includes(c)).map((cert) => ({ cert, trusted: false })),
+  ].filter(({ cert }) => mayHaveIssued(cert, child))
+
+  let failure: Failure = fail('UNKNOWN_ISSUER', `no known issuer for ${subject}`)
+  let failureRank = 0
+  const note = (f: Failure, rank: number): void => {
+    if (rank > failureRank) {
+      failure = f
+      failureRank = rank
+    }
+  }
+  for (const { cert: issuer, trusted } of candidates) {
+    if (!(await signedBy(child, issuer, state))) {
+      note(fail('BAD_SIGNATURE', `the signature of ${subject} does not verify with the key of ${describe(issuer)}`), 1)
+      continue
+    }
+    if (!isCaCertificate(issuer.cert) || !canSignCertificates(issuer.cert)) {
+      note(fail('ISSUER_NOT_CA', `${describe(issuer)} is not a CA allowed to sign certificates`), 2)
+      continue
+    }
+    const pathLen = pathLenOf(issuer.cert)
+    const below = path.length - 1
+    if (pathLen !== undefined && below > pathLen) {
+      note(fail('PATH_LENGTH_EXCEEDED', `${describe(issuer)} allows ${pathLen} intermediate CA(s) below it, found ${below}`), 2)
+      continue
+    }
+    const timeFailure = checkTime(issuer, state)
+    if (timeFailure) {
+      note(timeFailure, 2)
+      continue
+    }
+    if (trusted) return [...path, issuer]
+    const deeper = await extend([...path, issuer], state)
+    if (Array.isArray(deeper)) return deeper
+    note(deeper, 3 + path.length)
+  }
+  return failure
+}
+
+/** Name chaining (RFC 5280 §6.1.3 (a)(4)) plus, when both are present, authority/subject key identifier agreement. */
+function mayHaveIssued(issuer: ParsedCertificate, child: ParsedCertificate): boolean {
+  if (!bytesEqual(nameBytes(issuer.cert.subject), nameBytes(child.cert.issuer))) return false
+  const aki = authorityKeyIdOf(child)
+  const ski = subjectKeyIdOf(issuer)
+  return !aki || !ski || bytesEqual(aki, ski)
+}
+
+async function signedBy(child: ParsedCertificate, issuer: ParsedCertificate, state: SearchState): Promise<boolean> {
+  const key = `${toCertificateView(child).fingerprintSha1}|${toCertificateView(issuer).fingerprintSha1}`
+  let ok = state.signatures.get(key)
+  if (ok === undefined) {
+    try {
+      ok = await child.cert.verify(issuer.cert, engine)
+    } catch {
+      ok = false
+    }
+    state.signatures.set(key, ok)
+  }
+  return ok
+}
+
+function checkTime(parsed: ParsedCertificate, state: SearchState): Failure | null {
+  const notBefore = parsed.cert.notBefore.value.getTime()
+  const notAfter = parsed.cert.notAfter.value.getTime()
+  if (state.at < notBefore) return fail('NOT_YET_VALID', `${describe(parsed)} is not valid before ${new Date(notBefore).toISOString()}`)
+  if (state.at > notAfter && !state.allowExpired) {
+    return fail('EXPIRED', `${describe(parsed)} expired at ${new Date(notAfter).toISOString()}`)
+  }
+  return null
+}
+
+function fail(reason: ChainFailureReason, message: string): Failure {
+  return { ok: false, reason, message }
+}
+
+function toParsed(input: CertificateInput): ParsedCertificate[] {
+  return typeof input === 'string' ? readCertificates(input) : [readCertificateDer(input)]
+}
+
+function describe(parsed: ParsedCertificate): string {
+  const view = toCertificateView(parsed)
+  return `'${view.subjectCn}' (serial ${view.serialHex})`
+}
+
+function nameBytes(name: ParsedCertificate['cert']['subject']): Uint8Array {
+  return new Uint8Array(name.toSchema().toBER(false))
+}
+
+const OID_SUBJECT_KEY_ID = '2.5.29.14'
+const OID_AUTHORITY_KEY_ID = '2.5.29.35'
+
+function subjectKeyIdOf(parsed: ParsedCertificate): Uint8Array | undefined {
+  const ext = parsed.cert.extensions?.find((e) => e.extnID === OID_SUBJECT_KEY_ID)
+  const value = ext?.parsedValue as { valueBlock?: { valueHexView?: Uint8Array } } | undefined
+  return value?.valueBlock?.valueHexView
+}
+
+function authorityKeyIdOf(parsed: ParsedCertificate): Uint8Array | undefined {
+  const ext = parsed.cert.extensions?.find((e) => e.extnID === OID_AUTHORITY_KEY_ID)
+  const value = ext?.parsedValue as { keyIdentifier?: { valueBlock: { valueHexView: Uint8Array } } } | undefined
+  return value?.keyIdentifier?.valueBlock.valueHexView
+}
+
+function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.byteLength !== b.byteLength) return false
+  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false
+  return true
+}
