@@ -15,7 +15,8 @@ const compiled = new WeakMap<Predicate, Test>()
 /**
  * Whether a row satisfies the query's predicate. Sort, skip and limit play no part.
  *
- * Datetime fields accept ISO-8601 strings or epoch-ms numbers and compare as instants (ms precision).
+ * Datetime fields accept ISO-8601 strings (give an offset or `Z`: `Date.parse` reads a date-time without one as
+ * local time) or epoch-ms numbers, and compare as instants at millisecond precision.
  * A map entry (`tags.k`) compared with a string literal also matches a number or boolean tag through its text.
  */
 export function matches(q: ListQuery, row: Row): boolean {
@@ -40,11 +41,17 @@ function compile(p: Predicate): Test {
     }
     case 'and': {
       const items = p.items.map(compile)
-      return (row, e) => items.every((t) => t(row, e))
+      return (row, e) => {
+        for (const t of items) if (!t(row, e)) return false
+        return true
+      }
     }
     case 'or': {
       const items = p.items.map(compile)
-      return (row, e) => items.some((t) => t(row, e))
+      return (row, e) => {
+        for (const t of items) if (t(row, e)) return true
+        return false
+      }
     }
     case 'not': {
       const inner = compile(p.expr)

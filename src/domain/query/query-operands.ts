@@ -1,8 +1,9 @@
 /**
- * Operand type rules of ZitiQL: which literal kinds each subject type accepts, and the mismatch message.
+ * Operands of ZitiQL operations: literals read from tokens, which literal kinds each subject type accepts,
+ * and the type-mismatch message.
  * @see openziti/ziti controller/storage/ast/node_convert.go (getTypedExpr, invalidOpTypes)
  */
-import { invalidAt, type TokenPosition } from './query-lexer.ts'
+import { invalidAt, type Token, type TokenPosition } from './query-lexer.ts'
 import type { ScalarType, Subject } from './query-types.ts'
 
 /** A literal as the parser read it; datetimes are epoch ms. `text` is how messages print it (strings unquoted, as the real controller prints them). */
@@ -23,6 +24,28 @@ function subjectType(s: Subject): ScalarType | 'any' {
   if (s.kind === 'element') return 'string'
   if (s.kind === 'count') return 'number'
   return s.type
+}
+
+/** The real controller's name for a subject's type in messages. */
+export function subjectTypeName(s: Subject): string {
+  return typeName(subjectType(s))
+}
+
+/** The literal a token stands for, or undefined when the token is not a literal. */
+export function toLiteral(t: Token): Literal | undefined {
+  switch (t.kind) {
+    case 'string':
+      return { type: 'string', value: t.value, text: t.value }
+    case 'number':
+      return { type: 'number', value: t.value, text: t.text }
+    case 'datetime':
+      return { type: 'datetime', value: t.value, text: new Date(t.value).toISOString() }
+    case 'keyword':
+      if (t.keyword === 'true' || t.keyword === 'false') return { type: 'boolean', value: t.keyword === 'true', text: t.keyword }
+      return undefined
+    default:
+      return undefined
+  }
 }
 
 /**

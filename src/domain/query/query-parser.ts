@@ -9,13 +9,16 @@
  */
 import { ApiError } from '../../errors/api-error.ts'
 import { invalidAt, tokenize, unexpectedSymbol, type QueryKeyword, type Token } from './query-lexer.ts'
-import { checkOperands, type Literal } from './query-operands.ts'
+import { checkOperands, subjectTypeName, toLiteral, type Literal } from './query-operands.ts'
 import type { FieldSubject, ListQuery, Predicate, SortKey, Subject, SymbolTable } from './query-types.ts'
 
 /** The real controller uses at most this many sort keys. @see openziti/ziti controller/storage/boltz/query.go SortMax */
 export const SORT_MAX = 5
 
 const TRUE: Predicate = { kind: 'const', value: true }
+
+/** Deepest nesting of parentheses and `not` accepted, so a hostile filter cannot exhaust the stack. */
+export const MAX_NESTING = 200
 
 /**
  * Parses and type-checks a filter against the list's symbols.
@@ -73,6 +76,7 @@ type Resolved =
 
 class Parser {
   private pos = 0
+  private depth = 0
 
   constructor(
     private readonly tokens: readonly Token[],
@@ -128,14 +132,15 @@ class Parser {
 
   private unary(): Predicate {
     if (!this.atKeyword('not')) return this.primary()
-    this.next()
-    return { kind: 'not', expr: this.andExpr() }
+    const t = this.next()
+    const expr = this.nested(t, () => this.andExpr())
+    return { kind: 'not', expr }
   }
 
   private primary(): Predicate {
     const t = this.next()
     if (t.kind === 'punct' && t.text === '(') {
-      const inner = this.orExpr()
+      const inner = this.nested(t, () => this.orExpr())
       this.expectPunct(')')
       return inner
     }
@@ -173,6 +178,15 @@ class Parser {
         throw this.subquery(t)
       default:
         throw unexpectedSymbol(t)
+    }
+  }
+
+  private nested<R>(at: Token, parse: () => R): R {
+    if (++this.depth > MAX_NESTING) throw invalidAt(`filter nests parentheses or not deeper than ${MAX_NESTING} levels`, at)
+    try {
+      return parse()
+    } finally {
+      this.depth--
     }
   }
 
@@ -368,26 +382,4 @@ class Parser {
     if (t.kind === 'keyword' && t.keyword === 'from') throw this.subquery(t)
     if (t.kind !== 'eof') throw unexpectedSymbol(t)
   }
-}
-
-function toLiteral(t: Token): Literal | undefined {
-  switch (t.kind) {
-    case 'string':
-      return { type: 'string', value: t.value, text: t.value }
-    case 'number':
-      return { type: 'number', value: t.value, text: t.text }
-    case 'datetime':
-      return { type: 'datetime', value: t.value, text: new Date(t.value).toISOString() }
-    case 'keyword':
-      if (t.keyword === 'true' || t.keyword === 'false') return { type: 'boolean', value: t.keyword === 'true', text: t.keyword }
-      return undefined
-    default:
-      return undefined
-  }
-}
-
-function subjectTypeName(s: Subject): string {
-  if (s.kind === 'element') return 'string'
-  if (s.kind === 'count') return 'number'
-  return s.type === 'boolean' ? 'bool' : s.type === 'datetime' ? 'date' : s.type
 }

@@ -235,6 +235,14 @@ describe('parseListQuery: errors', () => {
     expect(filterError('name = "a" name = "b"')).toContain('column: 11')
   })
 
+  it('rejects nesting deeper than the limit instead of exhausting the stack', () => {
+    expect(pred(`${'('.repeat(200)}isAdmin${')'.repeat(200)}`)).toMatchObject({ kind: 'truthy' })
+    expect(filterError(`${'('.repeat(5_000)}isAdmin${')'.repeat(5_000)}`)).toBe(
+      'filter nests parentheses or not deeper than 200 levels. line: 1, column: 200, symbol: (',
+    )
+    expect(filterError(`${'not '.repeat(201)}isAdmin`)).toStartWith('filter nests parentheses or not deeper than 200 levels')
+  })
+
   it('rejects subqueries with a clear message', () => {
     expect(filterError('count(from roleAttributes where true) > 1')).toBe(
       'subqueries (from <set> where <query>) are not supported. line: 1, column: 6, symbol: from',
