@@ -3,7 +3,7 @@
  * List endpoints import from here, not from the individual files.
  */
 export type { FieldType, SymbolTable, ScalarType, CompareOp, Subject, FieldSubject, Predicate, SortKey, ListQuery } from './query-types.ts'
-export { parseListQuery, SORT_MAX } from './query-parser.ts'
+export { parseListQuery, SORT_MAX, MAX_NESTING } from './query-parser.ts'
 export { matches, type Row } from './query-eval.ts'
 export {
   runList,

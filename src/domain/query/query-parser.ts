@@ -24,7 +24,8 @@ export const MAX_NESTING = 200
  * Parses and type-checks a filter against the list's symbols.
  *
  * `opts.sort` is the `sort` query parameter (e.g. `"name desc, createdAt"`), read as the keys of a `sort by`
- * clause; a `sort by` inside the filter wins over it.
+ * clause (nothing else may follow them); a `sort by` inside the filter wins over it, but a malformed parameter is
+ * rejected either way. A blank parameter counts as absent.
  *
  * @throws ApiError INVALID_FILTER for any problem in `filter`; the message names the line, column and token.
  * @throws ApiError INVALID_SORT_IDENTIFIER for any problem in `opts.sort`.
