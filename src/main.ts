@@ -7,7 +7,6 @@ import { parseArgs } from 'node:util'
 import { ConfigError, resolveConfig, type ConfigFlags } from './config/config.ts'
 import { startServer } from './server.ts'
 import { VERSION, REVISION, BUILD_DATE } from './version.ts'
-import { runValidateRouterConfig } from './router-config/router-config-command.ts'
 
 const HELP = `edgeplane ${VERSION}: controller for a zero-trust overlay network
 
@@ -116,12 +115,15 @@ async function main(argv: string[]): Promise<number> {
     case '--version':
       process.stdout.write(`edgeplane ${VERSION} (revision ${REVISION}, built ${BUILD_DATE}, bun ${Bun.version})\n`)
       return 0
-    case 'validate-router-config':
+    case 'validate-router-config': {
+      // loaded on demand: `run` never pays for the validator
+      const { runValidateRouterConfig } = await import('./router-config/router-config-command.ts')
       return runValidateRouterConfig(rest, {
         stdout: (s: string) => process.stdout.write(s),
         stderr: (s: string) => process.stderr.write(s),
         readStdin: () => Bun.stdin.text(),
       })
+    }
     case undefined:
     case 'help':
     case '--help':

@@ -1,4 +1,5 @@
 /** Success envelopes: `{data, meta}`, the create answer, list meta with pagination and filterable fields. */
+import { toPaginationJson } from '../domain/query/index.ts'
 
 export const JSON_HEADERS = { 'content-type': 'application/json' } as const
 
@@ -27,13 +28,16 @@ export function created(entityPath: string, id: string): Response {
   return json(201, { data: { _links: selfLink(entityPath, id), id }, meta: {} })
 }
 
-/** 200 list envelope. */
+/**
+ * 200 list envelope. The pagination is rendered by the list engine so that an unlimited page reports the real
+ * controller's limit 9223372036854775807 exactly (beyond what a JS number can print).
+ */
 export function list(
   data: unknown[],
   page: { limit: number; offset: number; totalCount: number },
   filterableFields: readonly string[],
 ): Response {
-  const meta: Record<string, unknown> = { pagination: { limit: page.limit, offset: page.offset, totalCount: page.totalCount } }
-  if (filterableFields.length > 0) meta.filterableFields = filterableFields
-  return json(200, { data, meta })
+  const fields = filterableFields.length > 0 ? `,"filterableFields":${JSON.stringify(filterableFields)}` : ''
+  const body = `{"data":${JSON.stringify(data)},"meta":{"pagination":${toPaginationJson(page)}${fields}}}`
+  return new Response(body, { status: 200, headers: JSON_HEADERS })
 }

@@ -148,7 +148,7 @@ describe('access to the Management API', () => {
     expectStatus(await srv.as(token, 'management').get('/current-identity'), 200)
   })
 
-  it('lets an identity made admin in after its next request', async () => {
+  it('grants admin access as soon as an identity is made admin', async () => {
     const id = await createIdentity({ name: 'promoted-user' })
     await srv.mgmt.post('/authenticators', { identityId: id, method: 'updb', username: 'promoted', password: 'pass-word-1' })
     const c = srv.as(await srv.login('promoted', 'pass-word-1'), 'management')

@@ -1,0 +1,87 @@
+// The client-certificate seam: the listener requests (not requires) a client certificate over real TLS and hands the
+// presented chain to handlers beside the Request, never in a header (STYLE.md "Reading the client certificate on Bun").
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { systemClock } from '../../src/lib/clock.ts'
+import { ensureControllerPki, type ControllerPki } from '../../src/pki/pki-bootstrap.ts'
+import { readCertificateDer, toCertificateView } from '../../src/pki/pki-certs.ts'
+import { startListener, type Listener } from '../../src/http/http-listener.ts'
+import { peerOf } from '../../src/http/peer-cert.ts'
+import { fetchTls, makeClientCert, makeForeignClientCert } from '../support/pki.ts'
+
+let dir: string
+let pki: ControllerPki
+let listener: Listener
+let url: string
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'edgeplane-peer-'))
+  pki = await ensureControllerPki(dir, { hostname: 'localhost', extraSans: [], clock: systemClock })
+  listener = await startListener({
+    host: '127.0.0.1',
+    port: 0,
+    tls: pki.tls,
+    maxBodyBytes: 1024,
+    tooLarge: () => new Response('too large', { status: 413 }),
+    handle: async (req) => {
+      const peer = peerOf(req)
+      const views = peer.certChainDer.map((der) => toCertificateView(readCertificateDer(der)))
+      return Response.json({
+        forwardedHeader: req.headers.get('x-client-cert'),
+        subjects: views.map((v) => v.subjectCn),
+        fingerprints: views.map((v) => v.fingerprintSha1),
+        remoteAddress: peer.remoteAddress,
+        body: req.method === 'POST' ? await req.text() : null,
+      })
+    },
+  })
+  url = `https://127.0.0.1:${listener.port}`
+})
+afterAll(async () => {
+  await listener.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+describe('client certificates on the listener', () => {
+  it('gives the handler the certificate a client presented', async () => {
+    const client = await makeClientCert({ issuer: pki.signer, commonName: 'cert-client' })
+    const res = await fetch(`${url}/x`, { tls: fetchTls(pki.root.certPem, client) } as RequestInit)
+    const body = await res.json()
+    expect(body.subjects[0]).toBe('cert-client')
+    expect(body.fingerprints[0]).toBe(client.view.fingerprintSha1)
+    expect(body.remoteAddress).toBe('127.0.0.1')
+  })
+
+  it('accepts a certificate from a foreign CA (the chain check is the handler\'s job)', async () => {
+    const client = await makeForeignClientCert({ commonName: 'foreign-client' })
+    const res = await fetch(`${url}/x`, { tls: fetchTls(pki.root.certPem, client) } as RequestInit)
+    expect((await res.json()).subjects[0]).toBe('foreign-client')
+  })
+
+  it('serves clients without a certificate, with an empty chain', async () => {
+    const res = await fetch(`${url}/x`, { tls: fetchTls(pki.root.certPem) } as RequestInit)
+    expect((await res.json()).subjects).toEqual([])
+  })
+
+  it('does not take a certificate from a forged header', async () => {
+    const res = await fetch(`${url}/x`, { headers: { 'x-client-cert': 'forged' }, tls: fetchTls(pki.root.certPem) } as RequestInit)
+    const body = await res.json()
+    expect(body.subjects).toEqual([])
+    expect(body.forwardedHeader).toBe('forged')
+  })
+
+  it('keeps the connection alive across requests with the same certificate', async () => {
+    const client = await makeClientCert({ issuer: pki.signer, commonName: 'keepalive' })
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(`${url}/x${i}`, { tls: fetchTls(pki.root.certPem, client), keepalive: true } as RequestInit)
+      expect((await res.json()).subjects[0]).toBe('keepalive')
+    }
+  })
+
+  it('refuses a body over the limit with 413 before the handler runs', async () => {
+    const res = await fetch(`${url}/x`, { method: 'POST', body: 'x'.repeat(2048), tls: fetchTls(pki.root.certPem) } as RequestInit)
+    expect(res.status).toBe(413)
+  })
+})
