@@ -61,6 +61,8 @@ export interface RunningServer {
   clock: Clock
   /** The generated admin password when none was given on a new data directory. */
   generatedAdminPassword?: string
+  /** Runs one expiry sweep of API sessions now (the timer does it every few seconds). */
+  sweepSessions(): Promise<void>
   stop(): Promise<void>
 }
 
@@ -159,6 +161,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     pki,
     clock,
     generatedAdminPassword,
+    async sweepSessions() {
+      await sessions.ask({ type: 'apiSession.sweep' })
+    },
     async stop() {
       if (stopped) return
       stopped = true

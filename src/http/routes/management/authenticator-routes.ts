@@ -2,8 +2,7 @@
 import type { IdentityActor } from '../../../actors/identity/identity-actor.ts'
 import type { Authenticator } from '../../../domain/identity/identity-types.ts'
 import { ApiError } from '../../../errors/api-error.ts'
-import { hashPassword } from '../../../auth/auth-password.ts'
-import { updateUpdbAuthenticator } from '../../../flows/authenticate/auth-updb-update.ts'
+import { createUpdbAuthenticator, updateUpdbAuthenticator } from '../../../flows/authenticate/auth-updb-authenticators.ts'
 import { ListQuery } from '../../../../schemas/common.ts'
 import { AuthenticatorCreate, AuthenticatorDetail, AuthenticatorPatch, AuthenticatorUpdate } from '../../../../schemas/authenticator.ts'
 import { created, ok, okEmpty } from '../../http-envelope.ts'
@@ -65,15 +64,11 @@ export function authenticatorRoutes(deps: { identities: IdentityActor }): RouteD
         if (!deps.identities.snapshot().identity(b.identityId)) {
           throw ApiError.invalidField('identityId', `no identity found with id '${b.identityId}'`, b.identityId)
         }
-        const passwordHash = await hashPassword(b.password)
-        const { id } = await deps.identities.ask({
-          type: 'authenticator.createUpdb',
-          identityId: b.identityId,
-          username: b.username,
-          passwordHash,
-          tags: b.tags ?? {},
-          change: changeOf(ctx),
-        })
+        const { id } = await createUpdbAuthenticator(
+          deps.identities,
+          { identityId: b.identityId, username: b.username, password: b.password, tags: b.tags ?? {} },
+          changeOf(ctx),
+        )
         return created('authenticators', id)
       },
     }),

@@ -4,7 +4,7 @@ import type { SessionRegistryActor } from '../../../actors/session-registry/sess
 import type { Authenticator } from '../../../domain/identity/identity-types.ts'
 import { ApiError } from '../../../errors/api-error.ts'
 import type { Clock } from '../../../lib/clock.ts'
-import { updateUpdbAuthenticator } from '../../../flows/authenticate/auth-updb-update.ts'
+import { updateUpdbAuthenticator } from '../../../flows/authenticate/auth-updb-authenticators.ts'
 import { ListQuery } from '../../../../schemas/common.ts'
 import { IdentityDetail } from '../../../../schemas/identity.ts'
 import { AuthenticatorDetail, AuthenticatorPatchWithCurrent, AuthenticatorUpdateWithCurrent } from '../../../../schemas/authenticator.ts'

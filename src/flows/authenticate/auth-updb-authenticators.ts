@@ -1,5 +1,5 @@
 /**
- * Changing a username/password authenticator.
+ * Creating and changing username/password authenticators.
  * - admin put/patch: new username (4..100) and/or password (5..100) — password hashed here, before asking the actor
  * - self-service: the current password must verify first, else 401 UNAUTHORIZED with a currentPassword cause
  */
@@ -44,6 +44,23 @@ export async function updateUpdbAuthenticator(
     passwordHash,
     tags: change.tags,
     replaceTags: replace,
+    change: ctx,
+  })
+}
+
+/** Creates a username/password authenticator: the password is hashed here, outside the actor's mailbox. */
+export async function createUpdbAuthenticator(
+  identities: IdentityActor,
+  input: { identityId: string; username: string; password: string; tags: Authenticator['tags'] },
+  ctx: ChangeContext,
+): Promise<{ id: string }> {
+  const passwordHash = await hashPassword(input.password)
+  return identities.ask({
+    type: 'authenticator.createUpdb',
+    identityId: input.identityId,
+    username: input.username,
+    passwordHash,
+    tags: input.tags,
     change: ctx,
   })
 }

@@ -1,0 +1,53 @@
+// The import DAG of STYLE.md "Layout": lib → errors → {domain, pki → auth} → store → actors → flows → http → server → main.
+// Every relative import of a file in src/ must go to a layer its own layer may use.
+import { describe, expect, it } from 'bun:test'
+import { dirname, join, relative, resolve } from 'node:path'
+
+const SRC = resolve(import.meta.dir, '..', '..', 'src')
+
+/** Layer of a file: its first folder under src/, or its basename for top-level files; `schemas` is outside src/. */
+function layerOf(file: string): string {
+  const rel = relative(SRC, file)
+  if (rel.startsWith('..')) return rel.includes('schemas') ? 'schemas' : 'outside'
+  const parts = rel.split('/')
+  return parts.length === 1 ? parts[0].replace(/\.ts$/, '') : parts[0]
+}
+
+const ALLOWED: Record<string, readonly string[]> = {
+  lib: [],
+  version: [],
+  errors: ['lib'],
+  domain: ['lib', 'errors'],
+  pki: ['lib', 'errors'],
+  auth: ['lib', 'errors', 'pki'],
+  config: ['lib'],
+  store: ['lib', 'domain'],
+  actors: ['lib', 'errors', 'domain', 'pki', 'store'],
+  flows: ['lib', 'errors', 'domain', 'pki', 'auth', 'actors'],
+  http: ['lib', 'errors', 'domain', 'actors', 'flows', 'schemas'],
+  'router-config': ['lib', 'schemas'],
+  server: ['lib', 'errors', 'domain', 'pki', 'auth', 'store', 'actors', 'flows', 'http', 'config', 'version', 'schemas'],
+  main: ['lib', 'config', 'server', 'version', 'router-config'],
+}
+
+describe('architecture', () => {
+  it('keeps every import of src/ inside the allowed layers', async () => {
+    const violations: string[] = []
+    for await (const rel of new Bun.Glob('**/*.ts').scan(SRC)) {
+      const file = join(SRC, rel)
+      const from = layerOf(file)
+      const allowed = ALLOWED[from]
+      if (!allowed) {
+        violations.push(`${rel}: layer '${from}' is not in the table`)
+        continue
+      }
+      const text = await Bun.file(file).text()
+      for (const m of text.matchAll(/(?:import|export)[^'"]*?from\s+['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)/g)) {
+        const spec = m[1] ?? m[2]
+        const to = layerOf(resolve(dirname(file), spec))
+        if (to !== from && !allowed.includes(to)) violations.push(`${rel} imports ${spec} (${from} → ${to})`)
+      }
+    }
+    expect(violations).toEqual([])
+  })
+})
