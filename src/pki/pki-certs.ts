@@ -5,35 +5,26 @@
  */
 import * as asn1js from 'asn1js'
 import { createHash } from 'node:crypto'
-import {
-  AuthorityKeyIdentifier,
-  BasicConstraints,
-  Certificate,
-  ExtKeyUsage,
-  Extension,
-  PublicKeyInfo,
-  type RelativeDistinguishedNames,
-  Time,
-  TimeType,
-} from 'pkijs'
+import { Certificate, type Extension, PublicKeyInfo, type RelativeDistinguishedNames, Time, TimeType } from 'pkijs'
 import { ApiError } from '../errors/api-error.ts'
 import { decodePem, encodePem, PemFormatError } from '../lib/pem.ts'
 import { parseCsrPem } from './pki-csr.ts'
 import { engine } from './pki-engine.ts'
+import {
+  EKU,
+  extKeyUsagesOf,
+  isCaCertificate,
+  KEY_USAGE,
+  keyIdOf,
+  subjectKeyIdOf,
+  toAuthorityKeyIdExtension,
+  toBasicConstraintsExtension,
+  toExtKeyUsageExtension,
+  toKeyUsageExtension,
+  toSubjectKeyIdExtension,
+} from './pki-extensions.ts'
 import { exportPublicKeySpki, signingHashFor, toPublicKeyAlgorithm, type PublicKeyAlgorithm } from './pki-keys.ts'
 import { altNamesOf, commonNameOf, toAltNameExtension, toDistinguishedName, type SubjectName } from './pki-names.ts'
-
-const OID_BASIC_CONSTRAINTS = '2.5.29.19'
-const OID_KEY_USAGE = '2.5.29.15'
-const OID_EXT_KEY_USAGE = '2.5.29.37'
-const OID_SUBJECT_KEY_ID = '2.5.29.14'
-const OID_AUTHORITY_KEY_ID = '2.5.29.35'
-const OID_SERVER_AUTH = '1.3.6.1.5.5.7.3.1'
-const OID_CLIENT_AUTH = '1.3.6.1.5.5.7.3.2'
-const EKU_NAMES: Record<string, string> = { [OID_SERVER_AUTH]: 'serverAuth', [OID_CLIENT_AUTH]: 'clientAuth' }
-
-/** keyUsage bits, numbered as in RFC 5280 §4.2.1.3. */
-const KU = { digitalSignature: 0, keyEncipherment: 2, keyCertSign: 5, cRLSign: 6 } as const
 
 /** The plain view of one certificate: enough for the API, logs and tests, with no pkijs objects inside. */
 export interface CertificateView {
@@ -86,7 +77,7 @@ export async function createRootCa(opts: { subject: SubjectName; keyPair: Crypto
     subject,
     spki,
     validity: opts,
-    ca: { pathLen: undefined },
+    ca: {},
   })
 }
 
@@ -119,7 +110,7 @@ export async function issueServerCertificate(
     subject: toDistinguishedName({ commonName: opts.commonName }),
     spki: await toSpki(opts.publicKey),
     validity: opts,
-    extKeyUsages: [OID_SERVER_AUTH],
+    extKeyUsages: [EKU.serverAuth],
     sans: { dnsNames: opts.dnsNames ?? [], ipAddresses: opts.ipAddresses ?? [] },
   })
 }
@@ -136,7 +127,7 @@ export async function issueClientCertificate(
     subject: toDistinguishedName({ commonName: opts.commonName }),
     spki: await toSpki(opts.publicKey),
     validity: opts,
-    extKeyUsages: [OID_CLIENT_AUTH],
+    extKeyUsages: [EKU.clientAuth],
     sans: { uris: opts.spiffeId ? [opts.spiffeId] : [] },
   })
 }
@@ -160,7 +151,7 @@ interface SignSpec {
   subject: RelativeDistinguishedNames
   spki: Uint8Array
   validity: Validity
-  ca?: { pathLen: number | undefined }
+  ca?: { pathLen?: number }
   extKeyUsages?: string[]
   sans?: Parameters<typeof toAltNameExtension>[0]
 }
@@ -186,7 +177,7 @@ async function signCertificate(spec: SignSpec): Promise<string> {
     if (!isCaCertificate(issuerCert)) throw new TypeError(`issuer ${commonNameOf(issuerCert.subject)} is not a CA`)
     cert.issuer = issuerCert.subject
     signingKey = spec.issuer.privateKey
-    authorityKeyId = subjectKeyIdOf(issuerCert)
+    authorityKeyId = subjectKeyIdOf(issuerCert) ?? keyIdOf(issuerCert.subjectPublicKeyInfo)
   } else {
     if (!spec.signingKey) throw new TypeError('a self-signed certificate needs its signing key')
     cert.issuer = spec.subject
@@ -195,20 +186,11 @@ async function signCertificate(spec: SignSpec): Promise<string> {
   }
 
   const isRsa = toPublicKeyAlgorithm(spec.spki) === 'rsa'
-  const extensions: Extension[] = []
-  const basic = spec.ca ? new BasicConstraints({ cA: true, ...(spec.ca.pathLen === undefined ? {} : { pathLenConstraint: spec.ca.pathLen }) }) : new BasicConstraints({ cA: false })
-  extensions.push(new Extension({ extnID: OID_BASIC_CONSTRAINTS, critical: true, extnValue: basic.toSchema().toBER(false), parsedValue: basic }))
-  const usage = spec.ca ? [KU.keyCertSign, KU.cRLSign] : isRsa ? [KU.digitalSignature, KU.keyEncipherment] : [KU.digitalSignature]
-  const keyUsage = toKeyUsageBits(usage)
-  extensions.push(new Extension({ extnID: OID_KEY_USAGE, critical: true, extnValue: keyUsage.toBER(false), parsedValue: keyUsage }))
-  if (spec.extKeyUsages?.length) {
-    const eku = new ExtKeyUsage({ keyPurposes: spec.extKeyUsages })
-    extensions.push(new Extension({ extnID: OID_EXT_KEY_USAGE, critical: false, extnValue: eku.toSchema().toBER(false), parsedValue: eku }))
-  }
-  const ski = new asn1js.OctetString({ valueHex: keyIdOf(cert.subjectPublicKeyInfo) })
-  extensions.push(new Extension({ extnID: OID_SUBJECT_KEY_ID, critical: false, extnValue: ski.toBER(false), parsedValue: ski }))
-  const aki = new AuthorityKeyIdentifier({ keyIdentifier: new asn1js.OctetString({ valueHex: authorityKeyId }) })
-  extensions.push(new Extension({ extnID: OID_AUTHORITY_KEY_ID, critical: false, extnValue: aki.toSchema().toBER(false), parsedValue: aki }))
+  const { digitalSignature, keyEncipherment, keyCertSign, cRLSign } = KEY_USAGE
+  const usage = spec.ca ? [keyCertSign, cRLSign] : isRsa ? [digitalSignature, keyEncipherment] : [digitalSignature]
+  const extensions: Extension[] = [toBasicConstraintsExtension(spec.ca ?? null), toKeyUsageExtension(usage)]
+  if (spec.extKeyUsages?.length) extensions.push(toExtKeyUsageExtension(spec.extKeyUsages))
+  extensions.push(toSubjectKeyIdExtension(keyIdOf(cert.subjectPublicKeyInfo)), toAuthorityKeyIdExtension(authorityKeyId))
   const san = spec.sans ? toAltNameExtension(spec.sans) : undefined
   if (san) extensions.push(san)
   cert.extensions = extensions
@@ -223,56 +205,8 @@ function toTime(ms: number): Time {
   return new Time({ type: value.getUTCFullYear() < 2050 ? TimeType.UTCTime : TimeType.GeneralizedTime, value })
 }
 
-/** A DER-minimal keyUsage BIT STRING with the given bits set (trailing zero bits dropped, RFC 5280 §4.2.1.3). */
-function toKeyUsageBits(bits: number[]): asn1js.BitString {
-  const octets = new Uint8Array(2)
-  for (const bit of bits) octets[bit >> 3] |= 0x80 >> (bit & 7)
-  const length = octets[1] ? 2 : 1
-  const last = octets[length - 1]
-  let unusedBits = 0
-  while (unusedBits < 7 && (last & (1 << unusedBits)) === 0) unusedBits++
-  return new asn1js.BitString({ valueHex: octets.slice(0, length), unusedBits })
-}
-
-/** The key identifier of a public key: SHA-1 of the subjectPublicKey bits (RFC 5280 §4.2.1.2, method 1). */
-function keyIdOf(spki: PublicKeyInfo): Uint8Array {
-  return new Uint8Array(createHash('sha1').update(spki.subjectPublicKey.valueBlock.valueHexView).digest())
-}
-
-/** A certificate's own subjectKeyIdentifier, or the key identifier computed from its key when it has none. */
-function subjectKeyIdOf(cert: Certificate): Uint8Array {
-  const ext = cert.extensions?.find((e) => e.extnID === OID_SUBJECT_KEY_ID)
-  if (ext?.parsedValue instanceof asn1js.OctetString) return ext.parsedValue.valueBlock.valueHexView
-  return keyIdOf(cert.subjectPublicKeyInfo)
-}
-
 async function toSpki(key: PublicKeyInput): Promise<Uint8Array> {
   return key instanceof Uint8Array ? key : exportPublicKeySpki(key)
-}
-
-/** Whether a parsed certificate has basicConstraints cA true. */
-export function isCaCertificate(cert: Certificate): boolean {
-  const ext = cert.extensions?.find((e) => e.extnID === OID_BASIC_CONSTRAINTS)
-  return ext?.parsedValue instanceof BasicConstraints ? ext.parsedValue.cA === true : false
-}
-
-/** The basicConstraints pathLenConstraint of a CA certificate, or undefined when unlimited or not a CA. */
-export function pathLenOf(cert: Certificate): number | undefined {
-  const ext = cert.extensions?.find((e) => e.extnID === OID_BASIC_CONSTRAINTS)
-  if (!(ext?.parsedValue instanceof BasicConstraints) || ext.parsedValue.pathLenConstraint === undefined) return undefined
-  const pathLen = ext.parsedValue.pathLenConstraint
-  return typeof pathLen === 'number' ? pathLen : pathLen.valueBlock.valueDec
-}
-
-/**
- * Whether the keyUsage of a certificate, when present, allows signing certificates (keyCertSign).
- * A certificate without the extension is not restricted.
- */
-export function canSignCertificates(cert: Certificate): boolean {
-  const ext = cert.extensions?.find((e) => e.extnID === OID_KEY_USAGE)
-  if (!ext) return true
-  const bits = ext.parsedValue instanceof asn1js.BitString ? ext.parsedValue.valueBlock.valueHexView : new Uint8Array()
-  return bits.length > 0 && (bits[0] & (0x80 >> KU.keyCertSign)) !== 0
 }
 
 /** One certificate read from PEM or DER: the pkijs object and its exact DER. */
@@ -320,8 +254,6 @@ export function readCertificateDer(der: Uint8Array, index = 0): ParsedCertificat
 /** The view of a parsed certificate; see {@link CertificateView}. */
 export function toCertificateView({ cert, der }: ParsedCertificate): CertificateView {
   const sans = altNamesOf(cert.extensions)
-  const ekuExt = cert.extensions?.find((e) => e.extnID === OID_EXT_KEY_USAGE)
-  const purposes = ekuExt?.parsedValue instanceof ExtKeyUsage ? ekuExt.parsedValue.keyPurposes : []
   return {
     subjectCn: commonNameOf(cert.subject),
     issuerCn: commonNameOf(cert.issuer),
@@ -334,7 +266,7 @@ export function toCertificateView({ cert, der }: ParsedCertificate): Certificate
     ipAddresses: sans.ipAddresses,
     uris: sans.uris,
     publicKeyAlgorithm: toPublicKeyAlgorithm(new Uint8Array(cert.subjectPublicKeyInfo.toSchema().toBER(false))),
-    extKeyUsages: purposes.map((oid) => EKU_NAMES[oid] ?? oid),
+    extKeyUsages: extKeyUsagesOf(cert),
   }
 }
 

@@ -7,9 +7,6 @@
  */
 import { ApiError } from '../errors/api-error.ts'
 import {
-  canSignCertificates,
-  isCaCertificate,
-  pathLenOf,
   readCertificateDer,
   readCertificates,
   toCertificatePem,
@@ -18,6 +15,7 @@ import {
   type ParsedCertificate,
 } from './pki-certs.ts'
 import { engine } from './pki-engine.ts'
+import { authorityKeyIdOf, canSignCertificates, isCaCertificate, pathLenOf, subjectKeyIdOf } from './pki-extensions.ts'
 
 /** Why a chain did not verify; the first failure met on the most promising path. */
 export type ChainFailureReason =
@@ -142,8 +140,8 @@ async function extend(path: ParsedCertificate[], state: SearchState): Promise<Pa
 /** Name chaining (RFC 5280 §6.1.3 (a)(4)) plus, when both are present, authority/subject key identifier agreement. */
 function mayHaveIssued(issuer: ParsedCertificate, child: ParsedCertificate): boolean {
   if (!bytesEqual(nameBytes(issuer.cert.subject), nameBytes(child.cert.issuer))) return false
-  const aki = authorityKeyIdOf(child)
-  const ski = subjectKeyIdOf(issuer)
+  const aki = authorityKeyIdOf(child.cert)
+  const ski = subjectKeyIdOf(issuer.cert)
   return !aki || !ski || bytesEqual(aki, ski)
 }
 
@@ -186,21 +184,6 @@ function describe(parsed: ParsedCertificate): string {
 
 function nameBytes(name: ParsedCertificate['cert']['subject']): Uint8Array {
   return new Uint8Array(name.toSchema().toBER(false))
-}
-
-const OID_SUBJECT_KEY_ID = '2.5.29.14'
-const OID_AUTHORITY_KEY_ID = '2.5.29.35'
-
-function subjectKeyIdOf(parsed: ParsedCertificate): Uint8Array | undefined {
-  const ext = parsed.cert.extensions?.find((e) => e.extnID === OID_SUBJECT_KEY_ID)
-  const value = ext?.parsedValue as { valueBlock?: { valueHexView?: Uint8Array } } | undefined
-  return value?.valueBlock?.valueHexView
-}
-
-function authorityKeyIdOf(parsed: ParsedCertificate): Uint8Array | undefined {
-  const ext = parsed.cert.extensions?.find((e) => e.extnID === OID_AUTHORITY_KEY_ID)
-  const value = ext?.parsedValue as { keyIdentifier?: { valueBlock: { valueHexView: Uint8Array } } } | undefined
-  return value?.keyIdentifier?.valueBlock.valueHexView
 }
 
 function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
