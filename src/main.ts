@@ -88,8 +88,8 @@ async function run(argv: string[]): Promise<number> {
     hostname: config.hostname,
     sessionTimeoutMs: config.sessionTimeoutMs,
   })
-  process.stdout.write(`edgeplane ${VERSION} listening on ${server.url} (data: ${config.dataDir})\n`)
-  await new Promise<void>((resolve) => {
+  // handlers first, then the announcement: a supervisor may signal as soon as it reads the line
+  const stopped = new Promise<void>((resolve) => {
     let stopping = false
     const stop = (signal: string) => {
       if (stopping) return
@@ -103,6 +103,8 @@ async function run(argv: string[]): Promise<number> {
     process.on('SIGTERM', () => stop('SIGTERM'))
     process.on('SIGINT', () => stop('SIGINT'))
   })
+  process.stdout.write(`edgeplane ${VERSION} listening on ${server.url} (data: ${config.dataDir})\n`)
+  await stopped
   return 0
 }
 

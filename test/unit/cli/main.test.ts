@@ -1,0 +1,73 @@
+// The command-line contract of src/main.ts: version, help, usage errors, and a clean SIGTERM stop of `run`.
+import { describe, expect, it } from 'bun:test'
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+const MAIN = join(import.meta.dir, '..', '..', '..', 'src', 'main.ts')
+async function cli(args: string[], env: Record<string, string> = {}) {
+  const proc = Bun.spawn(['bun', MAIN, ...args], { stdout: 'pipe', stderr: 'pipe', env: { ...process.env, ...env } })
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
+  return { stdout, stderr, code }
+}
+
+describe('edgeplane command line', () => {
+  it('prints the version', async () => {
+    const r = await cli(['version'])
+    expect(r.code).toBe(0)
+    expect(r.stdout).toMatch(/^edgeplane 0\.1\.0 /)
+  })
+
+  it('lists every subcommand, flag and environment variable in --help', async () => {
+    const r = await cli(['--help'])
+    expect(r.code).toBe(0)
+    for (const word of ['run', 'version', 'validate-router-config', '--config', '--data', '--listen', '--admin-username',
+      '--admin-password', '--san', '--session-timeout', 'EDGEPLANE_DATA', 'EDGEPLANE_LISTEN', 'EDGEPLANE_ADMIN_USERNAME',
+      'EDGEPLANE_ADMIN_PASSWORD', 'EDGEPLANE_SANS', 'EDGEPLANE_SESSION_TIMEOUT', 'EDGEPLANE_CONFIG']) {
+      expect(r.stdout).toContain(word)
+    }
+  })
+
+  it('exits 2 on an unknown command or flag', async () => {
+    expect((await cli(['fly'])).code).toBe(2)
+    expect((await cli(['run', '--colour'])).code).toBe(2)
+    expect((await cli(['run', '--listen', 'nowhere'])).code).toBe(2)
+  })
+
+  it('initializes a new data directory, prints a generated admin password once, and stops cleanly on SIGTERM', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'edgeplane-cli-'))
+    try {
+      const proc = Bun.spawn(['bun', MAIN, 'run', '--listen', '127.0.0.1:0', '--data', join(dir, 'data')], { stdout: 'pipe', stderr: 'pipe' })
+      const reader = proc.stdout.getReader()
+      let out = ''
+      while (!/listening on/.test(out)) {
+        const { value, done } = await reader.read()
+        if (done) break
+        out += new TextDecoder().decode(value)
+      }
+      expect(out).toMatch(/^edgeplane 0\.1\.0 listening on https:\/\/127\.0\.0\.1:\d+ \(data: .*\)/)
+      proc.kill('SIGTERM')
+      expect(await proc.exited).toBe(0)
+      const stderr = await new Response(proc.stderr).text()
+      expect(stderr).toMatch(/generated password for the default admin 'admin' \(shown once\): \S{20,}/)
+      const pkiFiles = readdirSync(join(dir, 'data', 'pki'))
+      for (const f of pkiFiles.filter((f) => f.endsWith('.key.pem'))) {
+        expect(statSync(join(dir, 'data', 'pki', f)).mode & 0o777).toBe(0o600)
+      }
+      // a second start reuses everything and prints no new password
+      const again = Bun.spawn(['bun', MAIN, 'run', '--listen', '127.0.0.1:0', '--data', join(dir, 'data')], { stdout: 'pipe', stderr: 'pipe' })
+      const r2 = again.stdout.getReader()
+      let out2 = ''
+      while (!/listening on/.test(out2)) {
+        const { value, done } = await r2.read()
+        if (done) break
+        out2 += new TextDecoder().decode(value)
+      }
+      again.kill('SIGINT')
+      expect(await again.exited).toBe(0)
+      expect(await new Response(again.stderr).text()).not.toContain('generated password')
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 30_000)
+})

@@ -1,0 +1,67 @@
+// Settings precedence: flags, then environment, then the YAML file, then defaults; bad files fail clearly.
+import { afterAll, describe, expect, it } from 'bun:test'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { ConfigError, resolveConfig } from '../../../src/config/config.ts'
+
+const dir = mkdtempSync(join(tmpdir(), 'edgeplane-config-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+const file = (name: string, text: string) => {
+  const p = join(dir, name)
+  writeFileSync(p, text)
+  return p
+}
+
+describe('resolveConfig', () => {
+  it('uses the defaults when nothing is given', () => {
+    const c = resolveConfig({}, {})
+    expect(c.dataDir).toBe(resolve('./data'))
+    expect([c.listenHost, c.listenPort]).toEqual(['127.0.0.1', 1280])
+    expect(c.adminUsername).toBe('admin')
+    expect(c.adminPassword).toBeUndefined()
+    expect(c.sessionTimeoutMs).toBe(30 * 60_000)
+    expect(c.sans).toEqual([])
+  })
+
+  it('prefers flags over environment over file', () => {
+    const cfg = file('a.yml', 'data: /from/file\nlisten: 127.0.0.1:3000\nadminUsername: fileadmin\nsans: [a.example]\n')
+    const fromFile = resolveConfig({ config: cfg }, {})
+    expect(fromFile.dataDir).toBe('/from/file')
+    expect(fromFile.listenPort).toBe(3000)
+    expect(fromFile.sans).toEqual(['a.example'])
+    const fromEnv = resolveConfig({ config: cfg }, { EDGEPLANE_DATA: '/from/env', EDGEPLANE_SANS: 'b.example, 10.0.0.1' })
+    expect(fromEnv.dataDir).toBe('/from/env')
+    expect(fromEnv.sans).toEqual(['b.example', '10.0.0.1'])
+    const fromFlag = resolveConfig({ config: cfg, data: '/from/flag', sans: ['c.example'] }, { EDGEPLANE_DATA: '/from/env' })
+    expect(fromFlag.dataDir).toBe('/from/flag')
+    expect(fromFlag.sans).toEqual(['c.example'])
+  })
+
+  it('parses session timeouts as durations and falls back below one minute', () => {
+    expect(resolveConfig({ sessionTimeout: '1h30m' }, {}).sessionTimeoutMs).toBe(90 * 60_000)
+    expect(resolveConfig({}, { EDGEPLANE_SESSION_TIMEOUT: '10s' }).sessionTimeoutMs).toBe(30 * 60_000)
+    expect(() => resolveConfig({ sessionTimeout: 'soon' }, {})).toThrow(ConfigError)
+  })
+
+  it('accepts IPv6 listen addresses in brackets', () => {
+    const c = resolveConfig({ listen: '[::1]:8443' }, {})
+    expect([c.listenHost, c.listenPort]).toEqual(['::1', 8443])
+  })
+
+  const bad: [string, () => unknown][] = [
+    ['a listen address without a port', () => resolveConfig({ listen: 'localhost' }, {})],
+    ['a port above 65535', () => resolveConfig({ listen: '127.0.0.1:70000' }, {})],
+    ['a short admin password', () => resolveConfig({ adminPassword: 'abc' }, {})],
+    ['a short admin username', () => resolveConfig({ adminUsername: 'abc' }, {})],
+    ['an unknown key in the file', () => resolveConfig({ config: file('b.yml', 'dta: /x\n') }, {})],
+    ['a wrong type in the file', () => resolveConfig({ config: file('c.yml', 'listen: 1280\n') }, {})],
+    ['a file that is not YAML', () => resolveConfig({ config: file('d.yml', 'a: [1,\n') }, {})],
+    ['a missing file', () => resolveConfig({ config: join(dir, 'missing.yml') }, {})],
+  ]
+  for (const [what, fn] of bad) {
+    it(`refuses ${what} with a ConfigError`, () => {
+      expect(fn).toThrow(ConfigError)
+    })
+  }
+})
