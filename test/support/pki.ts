@@ -48,7 +48,7 @@ export interface TestClientCert {
 }
 
 /** Validity around a clock: from an hour ago to `days` from now, unless given explicitly. */
-function window(opts: { clock?: Clock; notBefore?: number; notAfter?: number; days?: number }): { notBefore: number; notAfter: number } {
+function validityAround(opts: { clock?: Clock; notBefore?: number; notAfter?: number; days?: number }): { notBefore: number; notAfter: number } {
   const now = (opts.clock ?? systemClock).now()
   return { notBefore: opts.notBefore ?? now - HOUR_MS, notAfter: opts.notAfter ?? now + (opts.days ?? 30) * DAY_MS }
 }
@@ -61,7 +61,7 @@ export async function makeTestCa(
   const certPem = await createRootCa({
     subject: { commonName: opts.commonName ?? 'test CA', organization: 'edgeplane tests' },
     keyPair,
-    ...window({ ...opts, days: 365 }),
+    ...validityAround({ ...opts, days: 365 }),
   })
   return {
     certPem,
@@ -89,7 +89,7 @@ export async function makeClientCert(
 ): Promise<TestClientCert> {
   const keyPair = await generateKeyPair(opts.keySpec)
   const commonName = opts.commonName ?? 'test client'
-  const validity = window(opts)
+  const validity = validityAround(opts)
   const certPem =
     opts.issuer === 'self'
       ? await selfSignedLeaf(keyPair, commonName, validity)
