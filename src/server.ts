@@ -13,7 +13,7 @@ import type { ActorSystemDeps } from './actors/runtime/actor-runtime.ts'
 import { startIdentityActor, type IdentityActor } from './actors/identity/identity-actor.ts'
 import { startSessionRegistryActor } from './actors/session-registry/session-registry-actor.ts'
 import type { IdentityEvent } from './actors/identity/identity-messages.ts'
-import { hashPassword } from './auth/auth-password.ts'
+import { hashPassword, prepareDummyHash } from './auth/auth-password.ts'
 import { ensureControllerPki, type ControllerPki } from './pki/pki-bootstrap.ts'
 import { buildCertsOnlyPkcs7 } from './pki/pki-pkcs7.ts'
 import { createSessionResolver } from './http/http-auth.ts'
@@ -107,6 +107,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   bus.subscribe<Extract<IdentityEvent, { type: 'authenticator.deleted' }>>('authenticator.deleted', () => {})
 
   const generatedAdminPassword = await ensureDefaultAdmin(identities, opts, log)
+  await prepareDummyHash()
 
   let baseUrl = ''
   const version: VersionInfo = {

@@ -26,6 +26,13 @@ export async function verifyPassword(phc: string, password: string): Promise<boo
 }
 
 let dummy: Promise<string> | undefined
+
+/** Computes the dummy hash ahead of the first failed login, so that one is not slower than the rest. */
+export async function prepareDummyHash(): Promise<void> {
+  dummy ??= hashPassword('edgeplane-dummy-password')
+  await dummy
+}
+
 /** Burns the time of one verification, for a username that does not exist. */
 export async function verifyAgainstDummy(password: string): Promise<false> {
   dummy ??= hashPassword('edgeplane-dummy-password')

@@ -48,7 +48,7 @@ describe('client certificates on the listener', () => {
   it('gives the handler the certificate a client presented', async () => {
     const client = await makeClientCert({ issuer: pki.signer, commonName: 'cert-client' })
     const res = await fetch(`${url}/x`, { tls: fetchTls(pki.root.certPem, client) } as RequestInit)
-    const body = await res.json()
+    const body = (await res.json()) as any
     expect(body.subjects[0]).toBe('cert-client')
     expect(body.fingerprints[0]).toBe(client.view.fingerprintSha1)
     expect(body.remoteAddress).toBe('127.0.0.1')
@@ -57,17 +57,17 @@ describe('client certificates on the listener', () => {
   it('accepts a certificate from a foreign CA (the chain check is the handler\'s job)', async () => {
     const client = await makeForeignClientCert({ commonName: 'foreign-client' })
     const res = await fetch(`${url}/x`, { tls: fetchTls(pki.root.certPem, client) } as RequestInit)
-    expect((await res.json()).subjects[0]).toBe('foreign-client')
+    expect(((await res.json()) as any).subjects[0]).toBe('foreign-client')
   })
 
   it('serves clients without a certificate, with an empty chain', async () => {
     const res = await fetch(`${url}/x`, { tls: fetchTls(pki.root.certPem) } as RequestInit)
-    expect((await res.json()).subjects).toEqual([])
+    expect(((await res.json()) as any).subjects).toEqual([])
   })
 
   it('does not take a certificate from a forged header', async () => {
     const res = await fetch(`${url}/x`, { headers: { 'x-client-cert': 'forged' }, tls: fetchTls(pki.root.certPem) } as RequestInit)
-    const body = await res.json()
+    const body = (await res.json()) as any
     expect(body.subjects).toEqual([])
     expect(body.forwardedHeader).toBe('forged')
   })
@@ -76,7 +76,7 @@ describe('client certificates on the listener', () => {
     const client = await makeClientCert({ issuer: pki.signer, commonName: 'keepalive' })
     for (let i = 0; i < 3; i++) {
       const res = await fetch(`${url}/x${i}`, { tls: fetchTls(pki.root.certPem, client), keepalive: true } as RequestInit)
-      expect((await res.json()).subjects[0]).toBe('keepalive')
+      expect(((await res.json()) as any).subjects[0]).toBe('keepalive')
     }
   })
 

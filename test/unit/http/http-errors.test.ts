@@ -1,0 +1,61 @@
+// The error renderer: envelope shape, causes, the message table, and that our own bugs never leak their message.
+import { describe, expect, it, spyOn } from 'bun:test'
+import { ApiError } from '../../../src/errors/api-error.ts'
+import { API_ERRORS } from '../../../src/errors/error-codes.ts'
+import { renderApiError, renderThrown, validationToApiError } from '../../../src/http/http-errors.ts'
+
+describe('renderThrown', () => {
+  it('answers a bug with 500 UNHANDLED and never its message', async () => {
+    const log = spyOn(console, 'error').mockImplementation(() => {})
+    const res = renderThrown(new TypeError('secret internal detail'), new Request('https://x/edge/client/v1/y'))
+    expect(res.status).toBe(500)
+    const text = await res.text()
+    expect(text).not.toContain('secret')
+    const body = JSON.parse(text)
+    expect(body.error.code).toBe('UNHANDLED')
+    expect(body.meta).toEqual({ apiEnrollmentVersion: '0.0.1', apiVersion: '0.0.1' })
+    expect(log).toHaveBeenCalled()
+    log.mockRestore()
+  })
+})
+
+describe('renderApiError', () => {
+  it('renders every catalogue code with its status and message', async () => {
+    for (const [code, { status, message }] of Object.entries(API_ERRORS)) {
+      const res = renderApiError(new ApiError(code as keyof typeof API_ERRORS))
+      expect(res.status).toBe(status)
+      const body = (await res.json()) as any
+      expect(body.error).toMatchObject({ code, message })
+      expect(typeof body.error.requestId).toBe('string')
+    }
+  })
+
+  it('renders field causes as {field, reason, value}', async () => {
+    const body = (await renderApiError(ApiError.invalidField('name', 'name is required', '')).json()) as any
+    expect(body.error.cause).toEqual({ field: 'name', reason: 'name is required', value: '' })
+  })
+
+  it('renders message causes with code and requestId', async () => {
+    const body = (await renderApiError(ApiError.invalidFilter('unknown symbol')).json()) as any
+    expect(body.error.cause).toMatchObject({ code: 'UNHANDLED', message: 'unknown symbol' })
+    expect(body.error.cause.requestId).toBe(body.error.requestId)
+  })
+
+  it('never uses a 6xx, 422 or 403 status', () => {
+    for (const { status } of Object.values(API_ERRORS)) {
+      expect(status).toBeLessThan(600)
+      expect([403, 422]).not.toContain(status)
+    }
+  })
+})
+
+describe('validationToApiError', () => {
+  it('names the first missing property as the field', () => {
+    const e = validationToApiError('body', [
+      { path: '/type', message: 'Expected union value' },
+      { path: '/name', message: 'Expected required property', value: undefined },
+    ])
+    expect(e.code).toBe('COULD_NOT_VALIDATE')
+    expect(e.apiCause).toMatchObject({ kind: 'field', field: 'name', reason: 'name in body is required' })
+  })
+})
