@@ -1,5 +1,7 @@
 // POST /authenticate?method=password and the current API session, on both APIs (edge-api client.yml, management.yml).
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { Value } from '@sinclair/typebox/value'
+import { CurrentApiSessionDetail } from '../../schemas/api-session.ts'
 import { ADMIN, expectError, expectStatus, startTestServer, type TestServer } from '../support/harness.ts'
 
 let srv: TestServer
@@ -18,6 +20,7 @@ describe('POST /authenticate?method=password', () => {
       const res = await auth(api, { username: ADMIN.username, password: ADMIN.password })
       expectStatus(res, 200)
       const d = res.body.data
+      expect([...Value.Errors(CurrentApiSessionDetail, d)]).toEqual([])
       expect(typeof d.token).toBe('string')
       expect(d.token).toMatch(/^[0-9a-f-]{36}$/)
       expect(res.headers.get('zt-session')).toBe(d.token)

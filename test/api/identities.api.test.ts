@@ -1,5 +1,7 @@
 // Management API /identities and /identity-types (edge-api management.yml; seed "Identity").
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { Value } from '@sinclair/typebox/value'
+import { IdentityDetail } from '../../schemas/identity.ts'
 import { ADMIN, expectError, expectStatus, startTestServer, type TestServer } from '../support/harness.ts'
 
 let srv: TestServer
@@ -27,6 +29,7 @@ describe('POST /identities', () => {
     const got = await srv.mgmt.get(`/identities/${id}`)
     expectStatus(got, 200)
     const d = got.body.data
+    expect([...Value.Errors(IdentityDetail, d)]).toEqual([])
     expect(d.name).toBe('alice')
     expect(d.roleAttributes).toEqual(['sales', 'eu'])
     expect(d.isAdmin).toBe(false)
