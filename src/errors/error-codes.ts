@@ -28,7 +28,7 @@ export const API_ERRORS = {
   ENROLLMENT_EXPIRED: { status: 400, message: 'The enrollment token has expired' },
   INVALID_ENROLLMENT_TOKEN: { status: 400, message: 'The supplied token is not valid' },
   INVALID_ENROLL_METHOD: { status: 400, message: 'The enrollment method supplied is not valid' },
-  COULD_NOT_PROCESS_CSR: { status: 400, message: 'The certificate signing request could not be processed' },
+  COULD_NOT_PROCESS_CSR: { status: 400, message: 'The supplied csr could not be processed' },
   MISSING_OR_INVALID_CSR: { status: 400, message: 'The supplied enrollment request is missing or contains an invalid CSR' },
   EXPECTED_PEM_CERTIFICATE: { status: 400, message: "expected PEM block type 'CERTIFICATE'" },
   COULD_NOT_PARSE_PEM_BLOCK: { status: 400, message: "The certificate's PEM block could not be parsed" },
