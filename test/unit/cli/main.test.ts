@@ -11,6 +11,19 @@ async function cli(args: string[], env: Record<string, string> = {}) {
   return { stdout, stderr, code }
 }
 
+/** Starts `run` and waits for its announcement line. */
+async function startRun(dataDir: string) {
+  const proc = Bun.spawn(['bun', MAIN, 'run', '--listen', '127.0.0.1:0', '--data', dataDir], { stdout: 'pipe', stderr: 'pipe' })
+  const reader = proc.stdout.getReader()
+  let out = ''
+  while (!/listening on/.test(out)) {
+    const { value, done } = await reader.read()
+    if (done) break
+    out += new TextDecoder().decode(value)
+  }
+  return { proc, out }
+}
+
 describe('edgeplane command line', () => {
   it('prints the version', async () => {
     const r = await cli(['version'])
@@ -37,14 +50,7 @@ describe('edgeplane command line', () => {
   it('initializes a new data directory, prints a generated admin password once, and stops cleanly on SIGTERM', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'edgeplane-cli-'))
     try {
-      const proc = Bun.spawn(['bun', MAIN, 'run', '--listen', '127.0.0.1:0', '--data', join(dir, 'data')], { stdout: 'pipe', stderr: 'pipe' })
-      const reader = proc.stdout.getReader()
-      let out = ''
-      while (!/listening on/.test(out)) {
-        const { value, done } = await reader.read()
-        if (done) break
-        out += new TextDecoder().decode(value)
-      }
+      const { proc, out } = await startRun(join(dir, 'data'))
       expect(out).toMatch(/^edgeplane 0\.1\.0 listening on https:\/\/127\.0\.0\.1:\d+ \(data: .*\)/)
       proc.kill('SIGTERM')
       expect(await proc.exited).toBe(0)
@@ -55,14 +61,7 @@ describe('edgeplane command line', () => {
         expect(statSync(join(dir, 'data', 'pki', f)).mode & 0o777).toBe(0o600)
       }
       // a second start reuses everything and prints no new password
-      const again = Bun.spawn(['bun', MAIN, 'run', '--listen', '127.0.0.1:0', '--data', join(dir, 'data')], { stdout: 'pipe', stderr: 'pipe' })
-      const r2 = again.stdout.getReader()
-      let out2 = ''
-      while (!/listening on/.test(out2)) {
-        const { value, done } = await r2.read()
-        if (done) break
-        out2 += new TextDecoder().decode(value)
-      }
+      const { proc: again } = await startRun(join(dir, 'data'))
       again.kill('SIGINT')
       expect(await again.exited).toBe(0)
       expect(await new Response(again.stderr).text()).not.toContain('generated password')
