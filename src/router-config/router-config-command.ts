@@ -1,0 +1,148 @@
+/**
+ * `edgeplane validate-router-config`: arguments, reading files and standard input, printing findings
+ * (text or JSON) and effective configurations, and the exit code. Validation itself is elsewhere.
+ */
+import { readFile } from 'node:fs/promises'
+import { stringify } from 'yaml'
+import { formatJsonReport, formatTextReport, toStrict, type FileReport } from './router-config-findings.ts'
+import { validateRouterConfig } from './router-config-validate.ts'
+
+/** Where the command reads and writes; `stdout`/`stderr` receive whole lines ending in "\n". */
+export interface CommandIo {
+  stdout: (s: string) => void
+  stderr: (s: string) => void
+  readStdin: () => Promise<string>
+  /** Environment for `${NAME}` substitution; the process environment when absent. */
+  env?: Record<string, string | undefined>
+}
+
+/** Exit codes of the command. */
+export const EXIT = { valid: 0, invalid: 1, usage: 2 } as const
+
+const NAME = 'edgeplane validate-router-config'
+
+/** The text printed by `--help`. */
+export const VALIDATE_USAGE = `Usage: ${NAME} [options] FILE...
+
+Checks router configuration files (version 3) and reports every problem as
+  FILE:LINE:COL: error|warning: PATH: MESSAGE
+followed by "FILE: valid" or "FILE: N errors, M warnings".
+
+Arguments:
+  FILE                 a router configuration file; - reads standard input
+
+Options:
+  --format text|json   output format (default text)
+  --print-effective    print each configuration with defaults filled in and environment
+                       variables substituted (text: YAML on stdout, findings on stderr;
+                       json: an "effective" member per file)
+  --strict             treat warnings as errors
+  -h, --help           show this help
+
+Exit status: 0 every file valid (warnings allowed), 1 an error found, 2 usage error or unreadable file.
+`
+
+type Format = 'text' | 'json'
+
+interface Options {
+  files: string[]
+  format: Format
+  printEffective: boolean
+  strict: boolean
+  help: boolean
+}
+
+/** Parses the arguments after the subcommand name; a string is a usage error. */
+function parseOptions(argv: string[]): Options | string {
+  const o: Options = { files: [], format: 'text', printEffective: false, strict: false, help: false }
+  let onlyFiles = false
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]
+    if (onlyFiles || a === '-' || !a.startsWith('-')) {
+      o.files.push(a)
+    } else if (a === '--') {
+      onlyFiles = true
+    } else if (a === '-h' || a === '--help') {
+      o.help = true
+    } else if (a === '--strict') {
+      o.strict = true
+    } else if (a === '--print-effective') {
+      o.printEffective = true
+    } else if (a === '--format' || a.startsWith('--format=')) {
+      const value = a === '--format' ? argv[++i] : a.slice('--format='.length)
+      if (value !== 'text' && value !== 'json') return `--format takes text or json${value === undefined ? '' : `, not ${JSON.stringify(value)}`}`
+      o.format = value
+    } else {
+      return `unknown option ${a}`
+    }
+  }
+  if (!o.help && o.files.length === 0) return 'no file given (use - for standard input)'
+  return o
+}
+
+function describeReadError(e: unknown): string {
+  const code = (e as { code?: string }).code
+  if (code === 'ENOENT') return 'no such file'
+  if (code === 'EISDIR') return 'it is a directory'
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied'
+  return e instanceof Error ? e.message : String(e)
+}
+
+/** Validates one input; an unexpected failure of ours becomes a finding, never a stack trace. */
+function check(file: string, source: string | Uint8Array, env: Record<string, string | undefined>, strict: boolean): FileReport {
+  try {
+    const result = validateRouterConfig(source, { env })
+    return { file, findings: strict ? toStrict(result.findings) : result.findings, effective: result.effective }
+  } catch (e) {
+    const reason = e instanceof Error ? e.message : String(e)
+    return { file, findings: [{ line: 1, column: 1, severity: 'error', path: '(internal)', message: `the validator failed on this input (${reason}); please report it` }] }
+  }
+}
+
+function effectiveYaml(report: FileReport): string {
+  const header = `# effective configuration of ${report.file}\n`
+  if (report.effective === undefined) return `${header}# (none: the file is not a valid YAML mapping)\n`
+  return header + stringify(report.effective, { version: '1.1', lineWidth: 0, aliasDuplicateObjects: false })
+}
+
+/**
+ * Runs the command with `argv` (everything after `validate-router-config`) and returns the exit
+ * code: 0 every file valid, 1 any error, 2 usage error or unreadable file.
+ */
+export async function runValidateRouterConfig(argv: string[], io: CommandIo): Promise<number> {
+  const options = parseOptions(argv)
+  if (typeof options === 'string') {
+    io.stderr(`${NAME}: ${options}\n\n${VALIDATE_USAGE}`)
+    return EXIT.usage
+  }
+  if (options.help) {
+    io.stdout(VALIDATE_USAGE)
+    return EXIT.valid
+  }
+  const env = io.env ?? process.env
+  let stdin: Promise<string> | undefined
+  const reports: FileReport[] = []
+  for (const file of options.files) {
+    let source: string | Uint8Array
+    const shown = file === '-' ? '<stdin>' : file
+    try {
+      source = file === '-' ? await (stdin ??= io.readStdin()) : await readFile(file)
+    } catch (e) {
+      const reason = `cannot read file: ${describeReadError(e)}`
+      io.stderr(`${shown}: error: ${reason}\n`)
+      reports.push({ file: shown, findings: [], unreadable: reason })
+      continue
+    }
+    reports.push(check(shown, source, env, options.strict))
+  }
+  const readable = reports.filter((r) => r.unreadable === undefined)
+  if (options.format === 'json') {
+    io.stdout(`${formatJsonReport(reports, options.printEffective)}\n`)
+  } else {
+    const out = options.printEffective ? io.stderr : io.stdout
+    for (const r of readable) out(`${formatTextReport(r).join('\n')}\n`)
+    if (options.printEffective) io.stdout(readable.map(effectiveYaml).join('---\n'))
+  }
+  if (reports.some((r) => r.unreadable !== undefined)) return EXIT.usage
+  return readable.some((r) => r.findings.some((f) => f.severity === 'error')) ? EXIT.invalid : EXIT.valid
+}
