@@ -72,3 +72,27 @@ export function errorsOf(text: string, env: Record<string, string> = {}): Findin
 export function show(findings: Finding[]): string {
   return findings.map((f) => `${f.line}:${f.column} ${f.severity} ${f.path}: ${f.message}`).join('\n')
 }
+
+/** What a table case expects: no findings at all, or one finding of this severity at this path. */
+export type Expectation = 'valid' | { severity: 'error' | 'warning'; path: string; message?: RegExp }
+
+/** A row of a rule table: a patch of the base configuration and what the validator must say. */
+export interface RuleCase {
+  name: string
+  patch: Record<string, unknown>
+  expect: Expectation
+}
+
+/** Shorthands for table rows. */
+export const valid = 'valid' as const
+export const error = (path: string, message?: RegExp): Expectation => ({ severity: 'error', path, message })
+export const warning = (path: string, message?: RegExp): Expectation => ({ severity: 'warning', path, message })
+
+/** Checks one table row; returns a description of the mismatch, or undefined. */
+export function mismatch(c: RuleCase): string | undefined {
+  const findings = findingsOf(patched(c.patch))
+  if (c.expect === 'valid') return findings.length === 0 ? undefined : `expected no findings, got:\n${show(findings)}`
+  const { severity, path, message } = c.expect
+  const hit = findings.find((f) => f.severity === severity && f.path === path && (!message || message.test(f.message)))
+  return hit ? undefined : `expected ${severity} at ${path}${message ? ` matching ${message}` : ''}, got:\n${show(findings)}`
+}
