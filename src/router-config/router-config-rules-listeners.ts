@@ -112,10 +112,15 @@ function checkPortClashes({ root, findings }: RuleContext): void {
   )
   const wildcard = (h: string): boolean => h === '' || h === '0.0.0.0' || h === '::'
   all.sort((a, b) => a.offset - b.offset)
-  all.forEach((l, i) => {
-    const earlier = all.slice(0, i).find((o) => o.port === l.port && o.family === l.family && (o.host === l.host || wildcard(o.host) || wildcard(l.host)))
+  const byPort = new Map<string, Listen[]>()
+  for (const l of all) {
+    const key = `${l.family}:${Number(l.port)}`
+    const same = byPort.get(key) ?? []
+    const earlier = same.find((o) => o.host === l.host || wildcard(o.host) || wildcard(l.host))
     if (earlier) findings.error(l.path, l.offset, `port ${l.port} is already used by ${earlier.path}; the second listener cannot bind it`)
-  })
+    same.push(l)
+    byPort.set(key, same)
+  }
 }
 
 function checkBackoffs({ root, effective, findings }: RuleContext): void {

@@ -48,7 +48,6 @@ export const YAML_LIMITS = { maxDepth: 100, maxAliasNodes: 100_000 } as const
 const YAML_OPTIONS = {
   version: '1.1' as const,
   prettyErrors: false,
-  keepSourceTokens: true,
   // The router's parser (yaml.v2) keeps timestamps and base-60 numbers as strings.
   customTags: (tags: unknown[]) =>
     tags.filter((t) => {
@@ -82,24 +81,25 @@ function reportControlCharacters(text: string, findings: FindingList): boolean {
   return true
 }
 
-function scalarSource(node: Scalar): string {
-  const token = node.srcToken as { source?: string } | undefined
-  return typeof token?.source === 'string' ? token.source : String(node.value)
+/** The source text of a scalar (exact for plain scalars, which is where it matters). */
+function scalarSource(node: Scalar, text: string): string {
+  const range = node.range
+  return range ? text.slice(range[0], range[1]) : String(node.value)
 }
 
-function classify(node: Scalar): Pick<ScalarNode, 'type' | 'value'> {
+function classify(node: Scalar, text: string): Pick<ScalarNode, 'type' | 'value'> {
   const v = node.value
   if (v === null || v === undefined) return { type: 'null', value: null }
   if (typeof v === 'boolean') return { type: 'boolean', value: v }
   if (typeof v === 'number' || typeof v === 'bigint') {
     const n = Number(v)
-    const src = scalarSource(node).replace(/_/g, '')
+    const src = scalarSource(node, text).replace(/_/g, '')
     const intLike = /^[-+]?0[xob]/i.test(src) || !/[.eE]/.test(src)
     return { type: Number.isInteger(n) && intLike ? 'integer' : 'float', value: n }
   }
   if (typeof v === 'string') return { type: 'string', value: v }
-  if (v instanceof Uint8Array) return { type: 'binary', value: scalarSource(node) }
-  return { type: 'string', value: typeof v === 'symbol' ? scalarSource(node) : String(v) }
+  if (v instanceof Uint8Array) return { type: 'binary', value: scalarSource(node, text) }
+  return { type: 'string', value: typeof v === 'symbol' ? scalarSource(node, text) : String(v) }
 }
 
 function isMergeKey(key: unknown): boolean {
@@ -117,6 +117,7 @@ class TreeBuilder {
 
   constructor(
     private readonly doc: Document,
+    private readonly text: string,
     private readonly findings: FindingList,
   ) {}
 
@@ -136,8 +137,8 @@ class TreeBuilder {
     if (isAlias(node)) return this.buildAlias(node, depth, offset)
     if (isScalar(node)) {
       const plain = node.type === 'PLAIN' && !node.tag
-      const typed = classify(node)
-      const source = plain && typed.type !== 'string' ? scalarSource(node) : undefined
+      const typed = classify(node, this.text)
+      const source = plain && typed.type !== 'string' ? scalarSource(node, this.text) : undefined
       return { kind: 'scalar', offset, plain, ...typed, ...(source !== undefined && { source }) }
     }
     if (isSeq(node)) {
@@ -221,7 +222,7 @@ class TreeBuilder {
       this.findings.error('(yaml)', offset, 'a mapping key is empty')
       return undefined
     }
-    if (isScalar(keyNode)) return typeof keyNode.value === 'string' ? keyNode.value : scalarSource(keyNode)
+    if (isScalar(keyNode)) return typeof keyNode.value === 'string' ? keyNode.value : scalarSource(keyNode, this.text)
     if (isAlias(keyNode)) return keyNode.source
     this.findings.error('(yaml)', offset, 'a mapping key must be a plain string, not a mapping or a list')
     return undefined
@@ -247,6 +248,6 @@ export function loadYaml(text: string, findings: FindingList): LoadedYaml {
   }
   const first = list[0]
   if (!first || first.contents === null) return { root: undefined, wellFormed }
-  const root = new TreeBuilder(first, findings).build(first.contents as YamlNode, 0, 0)
+  const root = new TreeBuilder(first, text, findings).build(first.contents as YamlNode, 0, 0)
   return { root, wellFormed }
 }
