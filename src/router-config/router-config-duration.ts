@@ -68,11 +68,6 @@ export function parseDuration(text: string): DurationResult {
   return { ok: true, ns: sign * Math.round(total) }
 }
 
-/** Whether `text` is a valid duration. */
-export function isDuration(text: string): boolean {
-  return parseDuration(text).ok
-}
-
 /** Nanoseconds of a duration text known to be valid (throws otherwise: a caller bug). */
 export function durationNs(text: string): number {
   const parsed = parseDuration(text)

@@ -61,11 +61,12 @@ export class FindingList {
 
   add(severity: Severity, path: string, offset: number, message: string): void {
     const { line, column } = this.index.locate(offset)
-    const oneLine = message.replace(/\s*\n\s*/g, ' ')
-    const key = `${line}:${column}:${severity}:${path}:${oneLine}`
+    const oneLine = message.replace(/\s*[\r\n]\s*/g, ' ')
+    const shownPath = (path || '(root)').replace(/[\u0000-\u001f\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+    const key = `${line}:${column}:${severity}:${shownPath}:${oneLine}`
     if (this.seen.has(key)) return
     this.seen.add(key)
-    this.items.push({ line, column, severity, path: path || '(root)', message: oneLine })
+    this.items.push({ line, column, severity, path: shownPath, message: oneLine })
   }
 
   error(path: string, offset: number, message: string): void {
@@ -74,10 +75,6 @@ export class FindingList {
 
   warning(path: string, offset: number, message: string): void {
     this.add('warning', path, offset, message)
-  }
-
-  get errorCount(): number {
-    return this.items.filter((f) => f.severity === 'error').length
   }
 
   /** The findings sorted by position; equal positions keep the order they were found in. */

@@ -237,8 +237,12 @@ export function loadYaml(text: string, findings: FindingList): LoadedYaml {
   let wellFormed = !binary
   list.forEach((doc, i) => {
     for (const e of doc.errors) {
+      if (i > 0) {
+        findings.warning('(yaml)', e.pos[0], `in a document the router ignores: ${e.message}`)
+        continue
+      }
       findings.error('(yaml)', e.pos[0], e.message)
-      if (i === 0 && e.code !== 'DUPLICATE_KEY') wellFormed = false
+      if (e.code !== 'DUPLICATE_KEY') wellFormed = false
     }
     for (const w of doc.warnings) findings.warning('(yaml)', w.pos[0], w.message)
   })

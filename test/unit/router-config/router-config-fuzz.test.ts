@@ -99,7 +99,7 @@ describe('fuzzing with seeded mutations of valid configurations', () => {
         throw new Error(`round ${round} threw ${(e as Error).stack}\n--- input ---\n${text}`)
       }
       for (const f of findings) {
-        if (!(f.line >= 1 && f.column >= 1 && f.message.length > 0 && !f.message.includes('\n'))) {
+        if (!(f.line >= 1 && f.column >= 1 && f.message.length > 0 && !/[\r\n]/.test(f.message + f.path))) {
           throw new Error(`round ${round}: malformed finding ${JSON.stringify(f)}\n--- input ---\n${text}`)
         }
       }

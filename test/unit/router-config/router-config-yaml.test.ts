@@ -120,8 +120,16 @@ describe('size and depth', () => {
     expect(show(findings)).toContain('unknown section "x-notes"')
   })
 
-  it('reads only the first document, warning about the others', () => {
-    expect(show(check(`${fixture('minimal.yml')}---\nv: 2\n`).findings)).toContain('the router reads only the first YAML document; 1 more is ignored')
+  it('reads only the first document, warning about the others and their syntax errors', () => {
+    const text = show(check(`${fixture('minimal.yml')}---\nv: 2\n---\nx: [\n`).findings)
+    expect(text).toContain('the router reads only the first YAML document; 2 more are ignored')
+    expect(text).toMatch(/warning \(yaml\): in a document the router ignores: Flow sequence/)
+    expect(text).not.toContain('error')
+  })
+
+  it('escapes control characters of a quoted key in the path', () => {
+    const f = check(`${fixture('minimal.yml')}"a\\nb": 1\n`).findings.find((x) => x.message.startsWith('unknown section'))
+    expect(f?.path).toBe('a\\u000ab')
   })
 })
 
