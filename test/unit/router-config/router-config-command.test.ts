@@ -148,6 +148,13 @@ describe('as a process', () => {
     expect(r.stderr).toBe('')
   })
 
+  it('writes every line of a large report through a pipe before exiting', async () => {
+    const text = `${fixture('minimal.yml')}dialers:\n${'  - binding: transport\n    options: {mtu: -1}\n'.repeat(20000)}`
+    const r = await spawn(['-'], text)
+    expect(r.code).toBe(1)
+    expect(r.stdout.trimEnd().split('\n')).toHaveLength(20005)
+  })
+
   it('substitutes variables of the process environment', async () => {
     const r = await spawn([file('fabric-router.yml')])
     expect(r.stdout).toContain('warning: identity.cert: environment variable ROUTER_PKI is not set')
