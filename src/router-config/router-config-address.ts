@@ -85,6 +85,7 @@ export function parseTransportAddress(
     if (protocol === 'transwarp' || protocol === 'transwarptls') {
       return { error: `the ${protocol} protocol is no longer supported by the router (use ${TRANSPORT_PROTOCOLS.join(', ')})` }
     }
+    if (/^[^:]+:[0-9]+$/.test(text)) return { error: `no protocol; write it as tls:${text} (protocols: ${TRANSPORT_PROTOCOLS.join(', ')})` }
     const what = colon < 0 || /^[0-9]/.test(protocol) || protocol.includes('.') ? 'no protocol' : `unknown protocol ${JSON.stringify(protocol)}`
     return { error: `${what}; expected <protocol>:<host>:<port> with protocol ${TRANSPORT_PROTOCOLS.join(', ')}` }
   }

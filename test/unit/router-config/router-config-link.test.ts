@@ -22,6 +22,7 @@ table('link.listeners', [
   { name: 'requires bind', patch: { [`${L}.bind`]: undefined }, expect: error(`${L}.bind`, /missing required field bind/) },
   { name: 'rejects a bind without protocol', patch: { [`${L}.bind`]: '0.0.0.0:4022' }, expect: error(`${L}.bind`, /not a listen address/) },
   { name: 'requires advertise', patch: { [`${L}.advertise`]: undefined }, expect: error(`${L}.advertise`, /missing required field advertise/) },
+  { name: 'rejects a host:port advertise, which the router cannot parse without a protocol', patch: { [`${L}.advertise`]: 'router-east.example.net:4022' }, expect: error(`${L}.advertise`, /no protocol; write it as tls:router-east.example.net:4022/) },
   { name: 'rejects an advertise without port', patch: { [`${L}.advertise`]: 'tls:router-east.example.net' }, expect: error(`${L}.advertise`, /missing port/) },
   { name: 'warns that a wildcard advertise cannot be dialed', patch: { [`${L}.advertise`]: 'tls:0.0.0.0:4022' }, expect: warning(`${L}.advertise`, /cannot dial/) },
   { name: 'accepts groups as one name', patch: { [`${L}.groups`]: 'east' }, expect: valid },
