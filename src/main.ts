@@ -105,7 +105,8 @@ async function run(argv: string[]): Promise<number> {
   })
   process.stdout.write(`edgeplane ${VERSION} listening on ${server.url} (data: ${config.dataDir})\n`)
   await stopped
-  return 0
+  // the listener, timers and LMDB are closed; exit now rather than wait on anything a library left behind
+  process.exit(0)
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -139,7 +140,10 @@ async function main(argv: string[]): Promise<number> {
 }
 
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  // exitCode, not exit(): a large report piped to another program must be written out in full first
+  (code) => {
+    process.exitCode = code
+  },
   (e) => {
     console.error('edgeplane: fatal:', e)
     process.exit(1)
