@@ -2,7 +2,7 @@
 import type { IdentityActor } from '../../../actors/identity/identity-actor.ts'
 import type { Authenticator } from '../../../domain/identity/identity-types.ts'
 import { ApiError } from '../../../errors/api-error.ts'
-import { createUpdbAuthenticator, updateUpdbAuthenticator } from '../../../flows/authenticate/auth-updb-authenticators.ts'
+import { createUpdbAuthenticator } from '../../../flows/authenticate/auth-updb-authenticators.ts'
 import { ListQuery } from '../../../../schemas/common.ts'
 import { AuthenticatorCreate, AuthenticatorDetail, AuthenticatorPatch, AuthenticatorUpdate } from '../../../../schemas/authenticator.ts'
 import { created, ok, okEmpty } from '../../http-envelope.ts'
@@ -10,6 +10,7 @@ import { BASE_SYMBOLS, respondList } from '../../http-list.ts'
 import { route, type RouteDef } from '../../http-route.ts'
 import { toAuthenticatorDetail, toAuthenticatorRow } from '../../mappers/authenticator-mapper.ts'
 import { changeOf } from '../route-change.ts'
+import { updbChangeRoutes } from '../shared/updb-change-routes.ts'
 
 const ROUTES = { list: '/authenticators', item: '/authenticators/:id' } as const
 
@@ -77,21 +78,15 @@ export function authenticatorRoutes(deps: { identities: IdentityActor }): RouteD
       response: AuthenticatorDetail,
       handle: (ctx) => ok(view(find(ctx.params.id))),
     }),
-    route({
-      method: 'PUT', path: ROUTES.item, apis: ['management'], access: 'admin', tag: 'Authenticator', summary: 'Update an authenticator',
-      body: AuthenticatorUpdate,
-      handle: async (ctx) => {
-        await updateUpdbAuthenticator(deps.identities, find(ctx.params.id), ctx.body, true, changeOf(ctx))
-        return okEmpty()
-      },
-    }),
-    route({
-      method: 'PATCH', path: ROUTES.item, apis: ['management'], access: 'admin', tag: 'Authenticator', summary: 'Update the given fields of an authenticator',
-      body: AuthenticatorPatch,
-      handle: async (ctx) => {
-        await updateUpdbAuthenticator(deps.identities, find(ctx.params.id), ctx.body, false, changeOf(ctx))
-        return okEmpty()
-      },
+    ...updbChangeRoutes({
+      identities: deps.identities,
+      path: ROUTES.item,
+      apis: ['management'],
+      access: 'admin',
+      tag: 'Authenticator',
+      subject: 'an authenticator',
+      bodies: { put: AuthenticatorUpdate, patch: AuthenticatorPatch },
+      find: (ctx) => find(ctx.params.id),
     }),
     route({
       method: 'DELETE', path: ROUTES.item, apis: ['management'], access: 'admin', tag: 'Authenticator', summary: 'Delete an authenticator',

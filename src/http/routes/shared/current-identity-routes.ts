@@ -4,17 +4,16 @@ import type { SessionRegistryActor } from '../../../actors/session-registry/sess
 import type { Authenticator } from '../../../domain/identity/identity-types.ts'
 import { ApiError } from '../../../errors/api-error.ts'
 import type { Clock } from '../../../lib/clock.ts'
-import { updateUpdbAuthenticator } from '../../../flows/authenticate/auth-updb-authenticators.ts'
 import { ListQuery } from '../../../../schemas/common.ts'
 import { IdentityDetail } from '../../../../schemas/identity.ts'
 import { AuthenticatorDetail, AuthenticatorPatchWithCurrent, AuthenticatorUpdateWithCurrent } from '../../../../schemas/authenticator.ts'
-import { ok, okEmpty } from '../../http-envelope.ts'
+import { ok } from '../../http-envelope.ts'
 import { respondList } from '../../http-list.ts'
 import { route, type RouteCtx, type RouteDef } from '../../http-route.ts'
 import { toIdentityDetail } from '../../mappers/identity-mapper.ts'
 import { toAuthenticatorDetail, toAuthenticatorRow } from '../../mappers/authenticator-mapper.ts'
 import { AUTHENTICATOR_SYMBOLS } from '../management/authenticator-routes.ts'
-import { changeOf } from '../route-change.ts'
+import { updbChangeRoutes } from './updb-change-routes.ts'
 
 export function currentIdentityRoutes(deps: { identities: IdentityActor; sessions: SessionRegistryActor; clock: Clock }): RouteDef[] {
   const own = (ctx: RouteCtx<unknown, unknown>, id: string): Authenticator => {
@@ -53,21 +52,15 @@ export function currentIdentityRoutes(deps: { identities: IdentityActor; session
       summary: 'One of the caller\'s authenticators', response: AuthenticatorDetail,
       handle: (ctx) => ok(toAuthenticatorDetail(own(ctx, ctx.params.id), ctx.auth.identity)),
     }),
-    route({
-      method: 'PUT', path: '/current-identity/authenticators/:id', apis: ['client', 'management'], access: 'session', tag: 'Current Identity',
-      summary: 'Change the caller\'s username and password', body: AuthenticatorUpdateWithCurrent,
-      handle: async (ctx) => {
-        await updateUpdbAuthenticator(deps.identities, own(ctx, ctx.params.id), ctx.body, true, changeOf(ctx))
-        return okEmpty()
-      },
-    }),
-    route({
-      method: 'PATCH', path: '/current-identity/authenticators/:id', apis: ['client', 'management'], access: 'session', tag: 'Current Identity',
-      summary: 'Change the caller\'s username or password', body: AuthenticatorPatchWithCurrent,
-      handle: async (ctx) => {
-        await updateUpdbAuthenticator(deps.identities, own(ctx, ctx.params.id), ctx.body, false, changeOf(ctx))
-        return okEmpty()
-      },
+    ...updbChangeRoutes({
+      identities: deps.identities,
+      path: '/current-identity/authenticators/:id',
+      apis: ['client', 'management'],
+      access: 'session',
+      tag: 'Current Identity',
+      subject: 'one of the caller\'s authenticators (the current password is required)',
+      bodies: { put: AuthenticatorUpdateWithCurrent, patch: AuthenticatorPatchWithCurrent },
+      find: (ctx) => own(ctx, ctx.params.id),
     }),
   ]
 }
