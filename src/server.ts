@@ -22,14 +22,13 @@ import { startListener } from './http/http-listener.ts'
 import { renderApiError } from './http/http-errors.ts'
 import { ApiError } from './errors/api-error.ts'
 import type { RouteDef } from './http/http-route.ts'
-import { versionRoutes, versionDocument, type VersionInfo } from './http/routes/shared/version-routes.ts'
+import { versionRoutes, type VersionInfo } from './http/routes/shared/version-routes.ts'
 import { authenticateRoutes } from './http/routes/shared/authenticate-routes.ts'
 import { currentIdentityRoutes } from './http/routes/shared/current-identity-routes.ts'
 import { identityRoutes } from './http/routes/management/identity-routes.ts'
 import { authenticatorRoutes } from './http/routes/management/authenticator-routes.ts'
 import { apiSessionRoutes } from './http/routes/management/api-session-routes.ts'
 import { summaryRoutes } from './http/routes/management/summary-routes.ts'
-import { ok } from './http/http-envelope.ts'
 import { VERSION, BUILD_DATE, REVISION } from './version.ts'
 
 /** Request bodies larger than this are refused with 413. */
@@ -104,10 +103,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   bus.subscribe<Extract<IdentityEvent, { type: 'identity.deleted' }>>('identity.deleted', (e) =>
     sessions.tell({ type: 'apiSession.deleteForIdentity', identityId: e.identity.id, change: { author: 'system', source: 'system' } }),
   )
-  bus.subscribe<Extract<IdentityEvent, { type: 'authenticator.deleted' }>>('authenticator.deleted', () => {})
 
   const generatedAdminPassword = await ensureDefaultAdmin(identities, opts, log)
-  await prepareDummyHash()
+  // not awaited: the first failed login awaits the same promise, so start-up need not
+  void prepareDummyHash()
 
   let baseUrl = ''
   const version: VersionInfo = {
@@ -140,8 +139,6 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       '/.well-known/est/cacerts': cacerts,
       '/edge/client/v1/.well-known/est/cacerts': cacerts,
       '/edge/management/v1/.well-known/est/cacerts': cacerts,
-      '/version': () => ok(versionDocument(version)),
-      '/': () => ok(versionDocument(version)),
     },
   })
   const listener = await startListener({

@@ -10,6 +10,7 @@ import {
   decideName,
   decideNewUpdbAuthenticator,
   decideRoleAttributes,
+  decideUpdbChange,
   decideUpdbUsername,
 } from '../../domain/identity/identity-decide.ts'
 import type { Authenticator, Identity } from '../../domain/identity/identity-types.ts'
@@ -62,17 +63,14 @@ const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, Ident
       case 'authenticator.update': {
         const prev = state.authenticators.get(msg.id)
         if (!prev) throw ApiError.notFound()
-        if (msg.username !== undefined && prev.method !== 'updb') {
-          throw new ApiError('CAN_NOT_UPDATE_AUTHENTICATOR', {
-            cause: { kind: 'field', field: 'method', reason: 'only updb authenticators have a username and password', value: prev.method },
-          })
-        }
+        decideUpdbChange(prev, msg.username !== undefined || msg.passwordHash !== undefined)
         if (msg.username !== undefined) decideUpdbUsername(state, msg.username, prev.id)
         const next: Authenticator = {
           ...prev,
           username: msg.username ?? prev.username,
           passwordHash: msg.passwordHash ?? prev.passwordHash,
-          tags: msg.tags !== undefined ? (msg.replaceTags ? msg.tags : { ...(prev.tags ?? {}), ...(msg.tags ?? {}) }) : msg.replaceTags ? {} : prev.tags,
+          // given tags replace the map (put and patch alike); a put without tags clears them
+          tags: msg.tags !== undefined ? msg.tags : msg.replaceTags ? {} : prev.tags,
           updatedAt: tx.now,
         }
         state.putAuthenticator(next)

@@ -57,6 +57,15 @@ export function decideDeleteIdentity(identity: Identity | undefined, id: string)
   return identity
 }
 
+/** Only updb authenticators carry a username and password. */
+export function decideUpdbChange(authenticator: Authenticator, changesCredentials: boolean): void {
+  if (changesCredentials && authenticator.method !== 'updb') {
+    throw new ApiError('CAN_NOT_UPDATE_AUTHENTICATOR', {
+      cause: { kind: 'field', field: 'method', reason: 'only updb authenticators have a username and password', value: authenticator.method },
+    })
+  }
+}
+
 export function decideUpdbUsername(lookup: IdentityLookup, username: string, selfAuthenticatorId?: string): string {
   const other = lookup.updbByUsername(username)
   if (other && other.id !== selfAuthenticatorId) {

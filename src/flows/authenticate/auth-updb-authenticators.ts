@@ -5,6 +5,7 @@
  */
 import { ApiError } from '../../errors/api-error.ts'
 import { hashPassword, verifyPassword } from '../../auth/auth-password.ts'
+import { decideUpdbChange } from '../../domain/identity/identity-decide.ts'
 import type { Authenticator } from '../../domain/identity/identity-types.ts'
 import type { IdentityActor } from '../../actors/identity/identity-actor.ts'
 import type { ChangeContext } from '../../actors/runtime/actor-runtime.ts'
@@ -23,11 +24,8 @@ export async function updateUpdbAuthenticator(
   replace: boolean,
   ctx: ChangeContext,
 ): Promise<void> {
-  if (authenticator.method !== 'updb' && (change.username != null || change.password != null)) {
-    throw new ApiError('CAN_NOT_UPDATE_AUTHENTICATOR', {
-      cause: { kind: 'field', field: 'method', reason: 'only updb authenticators have a username and password', value: authenticator.method },
-    })
-  }
+  // checked before the argon2 work; the actor checks again as the authority
+  decideUpdbChange(authenticator, change.username != null || change.password != null)
   if (change.currentPassword !== undefined) {
     const valid = authenticator.passwordHash ? await verifyPassword(authenticator.passwordHash, change.currentPassword) : false
     if (!valid) {

@@ -90,7 +90,6 @@ export function identityRoutes(deps: IdentityRouteDeps): RouteDef[] {
     return i
   }
   const update = (replace: boolean) => async (ctx: RouteCtx<IdentityInput>) => {
-    find(ctx.params.id)
     await deps.identities.ask({ type: 'identity.update', id: ctx.params.id, input: toFields(ctx.body), replace, change: changeOf(ctx) })
     return okEmpty()
   }
