@@ -1,0 +1,118 @@
+/**
+ * Messages and events of the policy-graph actor: the sole writer of config types, configs, services, routers,
+ * terminators, the three policy kinds and per-identity service config overrides. Plain, cloneable data.
+ *
+ * Update messages carry `replace`: true for PUT (absent optional fields reset to their defaults), false for PATCH
+ * (absent fields are left as they are).
+ */
+import type { ChangeContext } from '../runtime/actor-runtime.ts'
+import type {
+  Config,
+  ConfigType,
+  EdgeRouterPolicy,
+  IndexPolicy,
+  Router,
+  Service,
+  ServiceConfigOverride,
+  ServiceEdgeRouterPolicy,
+  ServicePolicy,
+  Tags,
+  Terminator,
+} from '../../domain/policy/policy-types.ts'
+
+type Fields<T, K extends keyof T> = Partial<Pick<T, K>>
+
+export type ConfigTypeFields = Fields<ConfigType, 'name' | 'schema' | 'target' | 'tags'>
+export type ConfigFields = Fields<Config, 'name' | 'configTypeId' | 'data' | 'tags'>
+export type ServiceFields = Fields<Service, 'name' | 'roleAttributes' | 'configs' | 'encryptionRequired' | 'terminatorStrategy' | 'maxIdleTimeMillis' | 'tags'>
+export type RouterFields = Fields<Router, 'name' | 'roleAttributes' | 'cost' | 'noTraversal' | 'disabled' | 'isTunnelerEnabled' | 'appData' | 'tags'>
+export type TerminatorFields = Fields<Terminator, 'serviceId' | 'routerId' | 'binding' | 'address' | 'identity' | 'identitySecret' | 'cost' | 'precedence' | 'tags'>
+export type ServicePolicyFields = Fields<ServicePolicy, 'name' | 'type' | 'semantic' | 'identityRoles' | 'serviceRoles' | 'postureCheckRoles' | 'tags'>
+export type EdgeRouterPolicyFields = Fields<EdgeRouterPolicy, 'name' | 'semantic' | 'identityRoles' | 'edgeRouterRoles' | 'tags'>
+export type ServiceEdgeRouterPolicyFields = Fields<ServiceEdgeRouterPolicy, 'name' | 'semantic' | 'serviceRoles' | 'edgeRouterRoles' | 'tags'>
+
+export type PolicyGraphMsg =
+  | { type: 'configType.create'; input: ConfigTypeFields; change: ChangeContext }
+  | { type: 'configType.update'; id: string; input: ConfigTypeFields; replace: boolean; change: ChangeContext }
+  | { type: 'configType.delete'; id: string; change: ChangeContext }
+  | { type: 'config.create'; input: ConfigFields; change: ChangeContext }
+  | { type: 'config.update'; id: string; input: ConfigFields; replace: boolean; change: ChangeContext }
+  | { type: 'config.delete'; id: string; change: ChangeContext }
+  | { type: 'service.create'; input: ServiceFields; change: ChangeContext }
+  | { type: 'service.update'; id: string; input: ServiceFields; replace: boolean; change: ChangeContext }
+  | { type: 'service.delete'; id: string; change: ChangeContext }
+  /** `isEdge`: created through /edge-routers (true) or /routers (false). */
+  | { type: 'router.create'; input: RouterFields; isEdge: boolean; change: ChangeContext }
+  | { type: 'router.update'; id: string; input: RouterFields; replace: boolean; change: ChangeContext }
+  | { type: 'router.delete'; id: string; change: ChangeContext }
+  | { type: 'terminator.create'; input: TerminatorFields; change: ChangeContext }
+  | { type: 'terminator.update'; id: string; input: TerminatorFields; replace: boolean; change: ChangeContext }
+  | { type: 'terminator.delete'; id: string; change: ChangeContext }
+  | { type: 'servicePolicy.create'; input: ServicePolicyFields; change: ChangeContext }
+  | { type: 'servicePolicy.update'; id: string; input: ServicePolicyFields; replace: boolean; change: ChangeContext }
+  | { type: 'servicePolicy.delete'; id: string; change: ChangeContext }
+  | { type: 'edgeRouterPolicy.create'; input: EdgeRouterPolicyFields; change: ChangeContext }
+  | { type: 'edgeRouterPolicy.update'; id: string; input: EdgeRouterPolicyFields; replace: boolean; change: ChangeContext }
+  | { type: 'edgeRouterPolicy.delete'; id: string; change: ChangeContext }
+  | { type: 'serviceEdgeRouterPolicy.create'; input: ServiceEdgeRouterPolicyFields; change: ChangeContext }
+  | { type: 'serviceEdgeRouterPolicy.update'; id: string; input: ServiceEdgeRouterPolicyFields; replace: boolean; change: ChangeContext }
+  | { type: 'serviceEdgeRouterPolicy.delete'; id: string; change: ChangeContext }
+  /** Adds overrides; one of the same (identity, service, config type) is replaced. */
+  | { type: 'overrides.add'; identityId: string; links: { serviceId: string; configId: string }[]; change: ChangeContext }
+  /** Removes the listed overrides, or all of the identity's when `links` is absent. */
+  | { type: 'overrides.remove'; identityId: string; links?: { serviceId: string; configId: string }[]; change: ChangeContext }
+  /** An identity was deleted: drop its `@id` from policy roles and its overrides. */
+  | { type: 'identity.removed'; identityId: string; change: ChangeContext }
+
+export interface PolicyGraphReplies {
+  'configType.create': { id: string }
+  'configType.update': void
+  'configType.delete': void
+  'config.create': { id: string }
+  'config.update': void
+  'config.delete': void
+  'service.create': { id: string }
+  'service.update': void
+  'service.delete': void
+  'router.create': { id: string }
+  'router.update': void
+  'router.delete': void
+  'terminator.create': { id: string }
+  'terminator.update': void
+  'terminator.delete': void
+  'servicePolicy.create': { id: string }
+  'servicePolicy.update': void
+  'servicePolicy.delete': void
+  'edgeRouterPolicy.create': { id: string }
+  'edgeRouterPolicy.update': void
+  'edgeRouterPolicy.delete': void
+  'serviceEdgeRouterPolicy.create': { id: string }
+  'serviceEdgeRouterPolicy.update': void
+  'serviceEdgeRouterPolicy.delete': void
+  'overrides.add': void
+  'overrides.remove': void
+  'identity.removed': void
+}
+
+/**
+ * Events, published synchronously before the reply (the policy resolver consumes them so that the very next request
+ * after a 2xx answer sees the change).
+ */
+export type PolicyGraphEvent =
+  | { type: 'graph.service.put'; service: Service; previous?: Service }
+  | { type: 'graph.service.deleted'; service: Service }
+  | { type: 'graph.router.put'; router: Router; previous?: Router }
+  | { type: 'graph.router.deleted'; router: Router }
+  | { type: 'graph.policy.put'; policy: IndexPolicy; previous?: IndexPolicy }
+  | { type: 'graph.policy.deleted'; policy: IndexPolicy }
+  /** Data clients read changed without a change of who sees what: these services' config (or configs) changed. */
+  | { type: 'graph.services.touched'; serviceIds: string[] }
+  /** These identities' overrides changed. */
+  | { type: 'graph.overrides.changed'; identityIds: string[] }
+
+export type OverrideKey = string
+/** Storage key of an override: identity, service and config type of the config (one per type). */
+export const overrideKey = (o: { identityId: string; serviceId: string }, configTypeId: string): OverrideKey =>
+  `${o.identityId}/${o.serviceId}/${configTypeId}`
+
+export type { ServiceConfigOverride, Tags }

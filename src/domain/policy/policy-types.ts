@@ -1,0 +1,127 @@
+/**
+ * Records of the policy graph as stored: config types, configs, services, routers (edge and fabric), terminators,
+ * the three policy kinds and per-identity service config overrides. Times are epoch milliseconds.
+ * @see edge-api management.yml definitions serviceDetail, edgeRouterDetail, routerDetail, terminatorDetail,
+ *   servicePolicyDetail, edgeRouterPolicyDetail, serviceEdgeRouterPolicyDetail, configDetail, configTypeDetail
+ */
+
+export type Semantic = 'AllOf' | 'AnyOf'
+export const SEMANTICS = ['AllOf', 'AnyOf'] as const
+
+export type PolicyType = 'Dial' | 'Bind'
+export const POLICY_TYPES = ['Dial', 'Bind'] as const
+
+export type Precedence = 'default' | 'required' | 'failed'
+
+/** null | string | boolean values; the map itself may be null on the wire, stored as {} then. */
+export type Tags = Record<string, unknown>
+
+/** Fields every stored entity has. */
+export interface Stored {
+  id: string
+  createdAt: number
+  updatedAt: number
+  tags: Tags
+}
+
+export interface ConfigType extends Stored {
+  name: string
+  /** A JSON schema; configs of this type are validated against it. `{}` accepts anything. */
+  schema: Record<string, unknown>
+  /** 'service' for service configs, 'router' for router configs (router.link.v1). */
+  target: string | null
+  /** Built-in types cannot be changed or deleted. */
+  isSystem: boolean
+}
+
+export interface Config extends Stored {
+  name: string
+  configTypeId: string
+  data: Record<string, unknown>
+}
+
+export interface Service extends Stored {
+  name: string
+  roleAttributes: string[] | null
+  /** Config ids, at most one per config type. */
+  configs: string[]
+  encryptionRequired: boolean
+  terminatorStrategy: string
+  maxIdleTimeMillis: number
+}
+
+/**
+ * A router. Edge routers (created through /edge-routers) carry the edge fields; fabric-only routers
+ * (created through /routers) have `isEdge` false and take part in no policy.
+ */
+export interface Router extends Stored {
+  name: string
+  isEdge: boolean
+  roleAttributes: string[] | null
+  cost: number
+  noTraversal: boolean
+  disabled: boolean
+  isTunnelerEnabled: boolean
+  appData: Record<string, unknown> | null
+  /** Filled by router enrollment (a later issue). */
+  fingerprint: string | null
+  isVerified: boolean
+  hostname: string
+  supportedProtocols: Record<string, string>
+}
+
+export interface Terminator extends Stored {
+  serviceId: string
+  routerId: string
+  binding: string
+  address: string
+  /** The hosting identity's name or token, free text as in the real controller. */
+  identity: string
+  identitySecret: string | null
+  cost: number
+  precedence: Precedence
+  hostId: string
+}
+
+export interface ServicePolicy extends Stored {
+  name: string
+  type: PolicyType
+  semantic: Semantic
+  identityRoles: string[]
+  serviceRoles: string[]
+  postureCheckRoles: string[]
+}
+
+export interface EdgeRouterPolicy extends Stored {
+  name: string
+  semantic: Semantic
+  identityRoles: string[]
+  edgeRouterRoles: string[]
+  /** The policy a tunneler-enabled edge router gets (id = router id); admins cannot change or delete it. */
+  isSystem: boolean
+}
+
+export interface ServiceEdgeRouterPolicy extends Stored {
+  name: string
+  semantic: Semantic
+  serviceRoles: string[]
+  edgeRouterRoles: string[]
+}
+
+/** Per-identity override: for this identity, use `configId` for `serviceId` instead of the service's config of that type. */
+export interface ServiceConfigOverride {
+  identityId: string
+  serviceId: string
+  configId: string
+}
+
+/** The entity kinds policies select. */
+export type EntityKind = 'identity' | 'service' | 'router' | 'posture-check'
+
+/** A policy as the resolver sees it: which kinds it joins, with which roles. */
+export type IndexPolicy =
+  | { id: string; kind: 'service-policy'; type: PolicyType; semantic: Semantic; identityRoles: readonly string[]; serviceRoles: readonly string[]; postureCheckRoles: readonly string[] }
+  | { id: string; kind: 'edge-router-policy'; semantic: Semantic; identityRoles: readonly string[]; edgeRouterRoles: readonly string[] }
+  | { id: string; kind: 'service-edge-router-policy'; semantic: Semantic; serviceRoles: readonly string[]; edgeRouterRoles: readonly string[] }
+
+export type PolicyKind = IndexPolicy['kind']
