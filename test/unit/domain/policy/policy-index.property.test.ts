@@ -1,0 +1,117 @@
+/**
+ * The policy index, checked two ways after every step of random operation sequences:
+ * - the incrementally maintained index dumps equal to one rebuilt from scratch (entities and policies in another order);
+ * - every read equals a brute-force evaluation of the policies.
+ * And the change marks: an identity whose view changed gets a later mark; one whose view did not (and that no
+ * service or posture change touched) keeps its mark.
+ */
+import { describe, expect, test } from 'bun:test'
+import { PolicyIndex } from '../../../../src/domain/policy/policy-index.ts'
+import { applyToIndex, applyToModel, crossCheck, KINDS, Model, randomOp, rng, type Op } from './policy-model.ts'
+
+function rebuild(m: Model, r: () => number): PolicyIndex {
+  const ix = new PolicyIndex()
+  const shuffle = <T>(xs: T[]) => {
+    for (let i = xs.length - 1; i > 0; i--) {
+      const j = Math.floor(r() * (i + 1))
+      ;[xs[i], xs[j]] = [xs[j]!, xs[i]!]
+    }
+    return xs
+  }
+  const ents = shuffle(KINDS.flatMap((k) => [...m.entities.get(k)!.entries()].map(([id, a]) => ({ k, id, a }))))
+  // policies first for half the seeds: the order of loading must not matter
+  const pols = shuffle([...m.policies.values()])
+  if (r() < 0.5) {
+    for (const e of ents) ix.putEntity(e.k, e.id, e.a, null)
+    for (const p of pols) ix.putPolicy(p, null)
+  } else {
+    for (const p of pols) ix.putPolicy(p, null)
+    for (const e of ents) ix.putEntity(e.k, e.id, e.a, null)
+  }
+  return ix
+}
+
+const viewOf = (ix: PolicyIndex, id: string) => JSON.stringify(ix.servicesOfIdentity(id).map((s) => [s, ix.permissionsOf(id, s)]))
+
+/** Whether an operation may mark identities whose list did not change (service records, posture roles). */
+function mayTouch(o: Op, m: Model): boolean {
+  if (o.op === 'putEntity' || o.op === 'removeEntity') return o.kind === 'service'
+  if (o.op === 'putPolicy') return o.policy.kind === 'service-policy' && m.policies.has(o.policy.id)
+  return false
+}
+
+describe('policy index', () => {
+  for (const seed of (process.env.POLICY_SEEDS ? Array.from({ length: Number(process.env.POLICY_SEEDS) }, (_, i) => i + 100) : [1, 2, 3, 4, 5, 6, 7, 8])) {
+    test(`case=seed ${seed}: incremental equals rebuild and brute force after every step`, () => {
+      const r = rng(seed)
+      const m = new Model()
+      const ix = new PolicyIndex()
+      let now = 1_000
+      for (let step = 0; step < 250; step++) {
+        const o = randomOp(m, r)
+        const identities = [...m.entities.get('identity')!.keys()]
+        const before = new Map(identities.map((id) => [id, { view: viewOf(ix, id), mark: ix.lastChangeAt(id) }]))
+        const touching = mayTouch(o, m)
+        applyToModel(m, o)
+        applyToIndex(ix, o, (now += 1))
+        const where = `seed ${seed} step ${step} ${JSON.stringify(o)}`
+        expect({ where, dump: ix.dump() }).toEqual({ where, dump: rebuild(m, r).dump() })
+        expect({ where, mismatch: crossCheck(m, ix) }).toEqual({ where, mismatch: undefined })
+        for (const [id, b] of before) {
+          if (!m.entities.get('identity')!.has(id)) continue
+          const after = { view: viewOf(ix, id), mark: ix.lastChangeAt(id) }
+          if (after.view !== b.view) expect({ where, id, moved: (after.mark ?? 0) > (b.mark ?? 0) }).toEqual({ where, id, moved: true })
+          else if (!touching) expect({ where, id, mark: after.mark }).toEqual({ where, id, mark: b.mark })
+        }
+      }
+    })
+  }
+
+  test('case=an identity in its own class while a policy names it, back to the shared class after', () => {
+    const ix = new PolicyIndex()
+    ix.putEntity('identity', 'i1', ['x'], null)
+    ix.putEntity('identity', 'i2', ['x'], null)
+    expect(ix.classCounts().identity).toBe(1)
+    ix.putPolicy({ id: 'p', kind: 'edge-router-policy', semantic: 'AnyOf', identityRoles: ['@i1'], edgeRouterRoles: ['#all'] }, 5)
+    expect(ix.classCounts().identity).toBe(2)
+    ix.removePolicy('p', 6)
+    expect(ix.classCounts().identity).toBe(1)
+  })
+
+  test('case=many identities with few attribute sets make few classes; creating one more costs no policy work', () => {
+    const ix = new PolicyIndex()
+    ix.putEntity('service', 's', ['web'], null)
+    ix.putPolicy({ id: 'p', kind: 'service-policy', type: 'Dial', semantic: 'AnyOf', identityRoles: ['#staff'], serviceRoles: ['#web'], postureCheckRoles: [] }, null)
+    for (let i = 0; i < 5000; i++) ix.putEntity('identity', `i${String(i).padStart(5, '0')}`, i % 2 ? ['staff'] : ['guest'], null)
+    expect(ix.classCounts().identity).toBe(2)
+    expect(ix.identitiesOfService('s').length).toBe(2500)
+    expect(ix.servicesOfIdentity('i00001')).toEqual(['s'])
+    expect(ix.servicesOfIdentity('i00000')).toEqual([])
+  })
+
+  test('case=marks: granting access marks, unrelated router policies do not, touching a service marks its viewers', () => {
+    const ix = new PolicyIndex()
+    ix.putEntity('identity', 'i', ['u'], null)
+    ix.putEntity('identity', 'j', ['v'], null)
+    ix.putEntity('service', 's', ['w'], null)
+    expect(ix.lastChangeAt('i')).toBeUndefined()
+    ix.putPolicy({ id: 'p', kind: 'service-policy', type: 'Bind', semantic: 'AllOf', identityRoles: ['#u'], serviceRoles: ['#w'], postureCheckRoles: [] }, 100)
+    expect(ix.lastChangeAt('i')).toBe(100)
+    expect(ix.lastChangeAt('j')).toBeUndefined()
+    ix.putPolicy({ id: 'e', kind: 'edge-router-policy', semantic: 'AllOf', identityRoles: ['#all'], edgeRouterRoles: ['#all'] }, 200)
+    expect(ix.lastChangeAt('i')).toBe(100)
+    ix.touchServices(['s'], 300)
+    expect(ix.lastChangeAt('i')).toBe(300)
+    expect(ix.lastChangeAt('j')).toBeUndefined()
+    // same millisecond: still strictly later
+    ix.touchServices(['s'], 300)
+    expect(ix.lastChangeAt('i')).toBe(301)
+    ix.touchIdentities(['j'], 310)
+    expect(ix.lastChangeAt('j')).toBe(310)
+    // moving to a class with the same view keeps the mark
+    ix.putEntity('identity', 'i', ['u', 'extra'], 400)
+    expect(ix.lastChangeAt('i')).toBe(301)
+    ix.putEntity('identity', 'i', ['nothing'], 500)
+    expect(ix.lastChangeAt('i')).toBe(500)
+  })
+})
