@@ -1,0 +1,68 @@
+/**
+ * The policy-resolver actor: owns the precomputed policy index and keeps it current from the identity and
+ * policy-graph actors' events. Its mailbox is the event bus: events are delivered synchronously, in commit order,
+ * before the writing actor replies, so the very next request after a 2xx answer reads the updated index.
+ * It persists nothing: the index is derived, rebuilt from the other actors' LMDB-loaded state at start.
+ * Reads (the PolicyReads methods) never queue and never evaluate a policy.
+ */
+import type { Clock } from '../../lib/clock.ts'
+import type { Identity } from '../../domain/identity/identity-types.ts'
+import { PolicyIndex } from '../../domain/policy/policy-index.ts'
+import type { PolicyReads } from '../../domain/policy/policy-reads.ts'
+import type { IndexPolicy, Router, Service } from '../../domain/policy/policy-types.ts'
+import type { EventBus } from '../runtime/event-bus.ts'
+import type { IdentityEvent } from '../identity/identity-messages.ts'
+import type { PolicyGraphEvent } from '../policy-graph/policy-graph-messages.ts'
+
+export interface ResolverSources {
+  identities: Iterable<Identity>
+  services: Iterable<Service>
+  /** Edge routers only: fabric-only routers take part in no policy. */
+  edgeRouters: Iterable<Router>
+  policies: Iterable<IndexPolicy>
+}
+
+export interface PolicyResolver {
+  readonly reads: PolicyReads
+  /** Classes per entity kind (diagnostics, benchmarks). */
+  classCounts(): Record<string, number>
+  stop(): void
+}
+
+type Ev<T extends string> = Extract<IdentityEvent | PolicyGraphEvent, { type: T }>
+
+const sameAttrs = (a: readonly string[] | null, b: readonly string[] | null) => (a ?? []).join('\u0000') === (b ?? []).join('\u0000')
+
+export function startPolicyResolver(bus: EventBus, clock: Clock, sources: ResolverSources): PolicyResolver {
+  const index = new PolicyIndex()
+  for (const i of sources.identities) index.putEntity('identity', i.id, i.roleAttributes, null)
+  for (const s of sources.services) index.putEntity('service', s.id, s.roleAttributes, null)
+  for (const r of sources.edgeRouters) index.putEntity('router', r.id, r.roleAttributes, null)
+  for (const p of sources.policies) index.putPolicy(p, null)
+
+  const now = () => clock.now()
+  const subs = [
+    bus.subscribe<Ev<'identity.created'>>('identity.created', (e) => index.putEntity('identity', e.identity.id, e.identity.roleAttributes, now())),
+    bus.subscribe<Ev<'identity.updated'>>('identity.updated', (e) => {
+      if (!sameAttrs(e.identity.roleAttributes, e.previous.roleAttributes)) index.putEntity('identity', e.identity.id, e.identity.roleAttributes, now())
+    }),
+    bus.subscribe<Ev<'identity.deleted'>>('identity.deleted', (e) => index.removeEntity('identity', e.identity.id, now())),
+    bus.subscribe<Ev<'graph.service.put'>>('graph.service.put', (e) => index.putEntity('service', e.service.id, e.service.roleAttributes, now())),
+    bus.subscribe<Ev<'graph.service.deleted'>>('graph.service.deleted', (e) => index.removeEntity('service', e.service.id, now())),
+    bus.subscribe<Ev<'graph.router.put'>>('graph.router.put', (e) => {
+      if (e.router.isEdge) index.putEntity('router', e.router.id, e.router.roleAttributes, now())
+    }),
+    bus.subscribe<Ev<'graph.router.deleted'>>('graph.router.deleted', (e) => index.removeEntity('router', e.router.id, now())),
+    bus.subscribe<Ev<'graph.policy.put'>>('graph.policy.put', (e) => index.putPolicy(e.policy, now())),
+    bus.subscribe<Ev<'graph.policy.deleted'>>('graph.policy.deleted', (e) => index.removePolicy(e.policy.id, now())),
+    bus.subscribe<Ev<'graph.services.touched'>>('graph.services.touched', (e) => index.touchServices(e.serviceIds, now())),
+    bus.subscribe<Ev<'graph.overrides.changed'>>('graph.overrides.changed', (e) => index.touchIdentities(e.identityIds, now())),
+  ]
+  return {
+    reads: index,
+    classCounts: () => index.classCounts(),
+    stop: () => {
+      for (const unsub of subs) unsub()
+    },
+  }
+}
