@@ -12,6 +12,7 @@ import { EventBus } from './actors/runtime/event-bus.ts'
 import type { ActorSystemDeps } from './actors/runtime/actor-runtime.ts'
 import { startIdentityActor, type IdentityActor } from './actors/identity/identity-actor.ts'
 import { startSessionRegistryActor } from './actors/session-registry/session-registry-actor.ts'
+import { startPolicyGraphActor } from './actors/policy-graph/policy-graph-actor.ts'
 import type { IdentityEvent } from './actors/identity/identity-messages.ts'
 import { hashPassword, prepareDummyHash } from './auth/auth-password.ts'
 import { ensureControllerPki, type ControllerPki } from './pki/pki-bootstrap.ts'
@@ -100,8 +101,18 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     flushEveryMs: opts.activityFlushEveryMs ?? 10_000,
   })
   const sessions = sessionRegistry.actor
+  const graph = await startPolicyGraphActor(store, deps, {
+    identityExists: (id) => identities.snapshot().identity(id) !== undefined,
+    identityNameTaken: (name, exceptId) => {
+      const id = identities.snapshot().identityIdByName(name)
+      return id !== undefined && id !== exceptId
+    },
+  })
   bus.subscribe<Extract<IdentityEvent, { type: 'identity.deleted' }>>('identity.deleted', (e) =>
     sessions.tell({ type: 'apiSession.deleteForIdentity', identityId: e.identity.id, change: { author: 'system', source: 'system' } }),
+  )
+  bus.subscribe<Extract<IdentityEvent, { type: 'identity.deleted' }>>('identity.deleted', (e) =>
+    graph.tell({ type: 'identity.removed', identityId: e.identity.id, change: { author: 'system', source: 'system' } }),
   )
 
   const generatedAdminPassword = await ensureDefaultAdmin(identities, opts, log)
@@ -125,7 +136,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...identityRoutes({ identities, sessions, clock, startedAt }),
     ...authenticatorRoutes({ identities }),
     ...apiSessionRoutes({ identities, sessions }),
-    ...summaryRoutes({ identities, sessions }),
+    ...summaryRoutes({ identities, sessions, graph }),
   )
   const caCertsBody = buildCertsOnlyPkcs7([pki.intermediate.certPem, pki.root.certPem])
   const cacerts = () =>
@@ -168,7 +179,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       await listener.close()
       sessionRegistry.stopTimers()
       await sessions.ask({ type: 'apiSession.flushActivity' })
-      await Promise.all([identities.stop(), sessions.stop()])
+      await Promise.all([identities.stop(), sessions.stop(), graph.stop()])
       await store.close()
     },
   }

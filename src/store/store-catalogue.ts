@@ -7,6 +7,15 @@ export const SUB_DBS = {
   identities: 'identity',
   authenticators: 'identity',
   'api-sessions': 'session-registry',
+  'config-types': 'policy-graph',
+  configs: 'policy-graph',
+  services: 'policy-graph',
+  routers: 'policy-graph',
+  terminators: 'policy-graph',
+  'service-policies': 'policy-graph',
+  'edge-router-policies': 'policy-graph',
+  'service-edge-router-policies': 'policy-graph',
+  'service-config-overrides': 'policy-graph',
 } as const
 
 /** Name of a sub-database. */

@@ -1,27 +1,29 @@
 /** Management API: resource counts. Keys follow the real controller's store names; stores edgeplane lacks count 0. */
 import type { IdentityActor } from '../../../actors/identity/identity-actor.ts'
 import type { SessionRegistryActor } from '../../../actors/session-registry/session-registry-actor.ts'
+import type { PolicyGraphActor } from '../../../actors/policy-graph/policy-graph-actor.ts'
 import { IDENTITY_TYPES } from '../../../domain/identity/identity-types.ts'
 import { Type } from '@sinclair/typebox'
 import { ok } from '../../http-envelope.ts'
 import { route, type RouteDef } from '../../http-route.ts'
 
-export function summaryRoutes(deps: { identities: IdentityActor; sessions: SessionRegistryActor }): RouteDef[] {
+export function summaryRoutes(deps: { identities: IdentityActor; sessions: SessionRegistryActor; graph: PolicyGraphActor }): RouteDef[] {
   return [
     route({
       method: 'GET', path: '/summary', apis: ['management'], access: 'admin', tag: 'Informational', summary: 'Counts of every resource',
       response: Type.Record(Type.String(), Type.Integer()),
       handle: () => {
         const ids = deps.identities.snapshot()
+        const g = deps.graph.snapshot()
         return ok({
           apiSessionCertificates: 0,
           apiSessions: deps.sessions.snapshot().byId.size,
           authPolicies: 1,
           authenticators: ids.authenticators.size,
           cas: 0,
-          configTypes: 0,
-          configs: 0,
-          edgeRouterPolicies: 0,
+          configTypes: g.configTypes.size,
+          configs: g.configs.size,
+          edgeRouterPolicies: g.edgeRouterPolicies.size,
           enrollments: 0,
           externalJwtSigners: 0,
           identities: ids.identities.size,
@@ -30,13 +32,13 @@ export function summaryRoutes(deps: { identities: IdentityActor; sessions: Sessi
           postureCheckTypes: 0,
           postureChecks: 0,
           revocations: 0,
-          routers: 0,
-          'routers.edge': 0,
-          serviceEdgeRouterPolicies: 0,
-          servicePolicies: 0,
-          services: 0,
+          routers: g.routers.size,
+          'routers.edge': g.edgeRouters.size,
+          serviceEdgeRouterPolicies: g.serviceEdgeRouterPolicies.size,
+          servicePolicies: g.servicePolicies.size,
+          services: g.services.size,
           sessions: 0,
-          terminators: 0,
+          terminators: g.terminators.size,
         })
       },
     }),

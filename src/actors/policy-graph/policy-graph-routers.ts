@@ -1,0 +1,130 @@
+/**
+ * Handlers of routers and terminators, and the system edge router policy of tunneler-enabled edge routers:
+ * id = router id, name `edge-router-<routerId>-system`, AnyOf, identityRoles and edgeRouterRoles `['@<routerId>']`,
+ * created in the same transaction as the router (or the update that turns tunneling on) and removed when tunneling
+ * is turned off or the router is deleted. The router's identity lives in the identity actor; here its name is only
+ * checked to be free. Fabric routers (isEdge false) carry no edge fields, emit no events and join no policy.
+ */
+import { ApiError } from '../../errors/api-error.ts'
+import { newShortId } from '../../lib/ids.ts'
+import { decideCost, decideName, decidePrecedence, decideRequired, duplicateName } from '../../domain/policy/graph-decide.ts'
+import { decideEntityRoleAttributes } from '../../domain/policy/policy-roles.ts'
+import type { EdgeRouterPolicy, Router, Terminator } from '../../domain/policy/policy-types.ts'
+import type { RouterFields, TerminatorFields } from './policy-graph-messages.ts'
+import { pick, putPolicy, removePolicy, stripReferences, type GraphCtx } from './policy-graph-policies.ts'
+
+export const systemPolicyName = (routerId: string) => `edge-router-${routerId}-system`
+
+export function saveRouter(ctx: GraphCtx, id: string | undefined, input: RouterFields, replace: boolean, isEdge = true): { id: string } {
+  const s = ctx.state
+  const prev = id === undefined ? undefined : s.routers.get(id)
+  if (id !== undefined && !prev) throw ApiError.notFound()
+  const edge = prev ? prev.isEdge : isEdge
+  const routerId = prev?.id ?? newShortId()
+  const name = input.name !== undefined || !prev ? decideName('routers', input.name, (n) => s.routers.idByName(n), prev?.id) : prev.name
+  const cost = decideCost('cost', pick(input.cost, replace, 0, prev?.cost ?? 0))
+  const roleAttributes = !edge
+    ? null
+    : input.roleAttributes !== undefined || !prev || replace
+      ? decideEntityRoleAttributes(input.roleAttributes)
+      : prev.roleAttributes
+  const tunneler = edge && pick(input.isTunnelerEnabled, replace, false, prev?.isTunnelerEnabled ?? false)
+  const system = s.edgeRouterPolicies.get(routerId)
+  const createSystem = tunneler && !system?.isSystem
+  if (tunneler && (createSystem || prev?.name !== name) && ctx.lookups.identityNameTaken(name, routerId)) {
+    throw duplicateName('identities', name)
+  }
+  if (createSystem) {
+    const other = s.edgeRouterPolicies.idByName(systemPolicyName(routerId))
+    if (other !== undefined && other !== routerId) throw duplicateName('edgeRouterPolicies', systemPolicyName(routerId))
+  }
+  const next: Router = {
+    id: routerId,
+    name,
+    isEdge: edge,
+    roleAttributes,
+    cost,
+    noTraversal: pick(input.noTraversal, replace, false, prev?.noTraversal ?? false),
+    disabled: pick(input.disabled, replace, false, prev?.disabled ?? false),
+    isTunnelerEnabled: tunneler,
+    appData: !edge ? null : input.appData !== undefined ? (input.appData ?? null) : replace || !prev ? null : prev.appData,
+    fingerprint: prev?.fingerprint ?? null,
+    isVerified: prev?.isVerified ?? false,
+    hostname: prev?.hostname ?? '',
+    supportedProtocols: prev?.supportedProtocols ?? {},
+    tags: pick(input.tags, replace, {}, prev?.tags ?? {}),
+    createdAt: prev?.createdAt ?? ctx.tx.now,
+    updatedAt: ctx.tx.now,
+  }
+  s.putRouter(next)
+  ctx.tx.put('routers', next.id, next)
+  if (edge) ctx.tx.emit({ type: 'graph.router.put', router: next, ...(prev ? { previous: prev } : {}) })
+  if (createSystem) {
+    const policy: EdgeRouterPolicy = {
+      id: routerId,
+      name: systemPolicyName(routerId),
+      semantic: 'AnyOf',
+      identityRoles: [`@${routerId}`],
+      edgeRouterRoles: [`@${routerId}`],
+      isSystem: true,
+      tags: {},
+      createdAt: ctx.tx.now,
+      updatedAt: ctx.tx.now,
+    }
+    putPolicy(ctx, { kind: 'edge-router-policy', policy })
+  } else if (!tunneler && system?.isSystem) {
+    removePolicy(ctx, { kind: 'edge-router-policy', policy: system })
+  }
+  return { id: next.id }
+}
+
+/** Deletes a router with its terminators and its system policy, and drops its `@id` from other policies. */
+export function deleteRouter(ctx: GraphCtx, id: string): void {
+  const s = ctx.state
+  const prev = s.routers.get(id)
+  if (!prev) throw ApiError.notFound()
+  for (const t of s.terminatorsOfRouter(id)) {
+    s.removeTerminator(t.id)
+    ctx.tx.remove('terminators', t.id)
+  }
+  s.removeRouter(id)
+  ctx.tx.remove('routers', id)
+  if (prev.isEdge) ctx.tx.emit({ type: 'graph.router.deleted', router: prev })
+  const system = s.edgeRouterPolicies.get(id)
+  if (system?.isSystem) removePolicy(ctx, { kind: 'edge-router-policy', policy: system })
+  stripReferences(ctx, 'router', id)
+}
+
+export function saveTerminator(ctx: GraphCtx, id: string | undefined, input: TerminatorFields, replace: boolean): { id: string } {
+  const s = ctx.state
+  const prev = id === undefined ? undefined : s.terminators.get(id)
+  if (id !== undefined && !prev) throw ApiError.notFound()
+  const serviceId = input.serviceId ?? prev?.serviceId ?? ''
+  if (!s.services.has(serviceId)) throw ApiError.invalidField('service', `no service found with id '${serviceId}'`, serviceId)
+  const routerId = input.routerId ?? prev?.routerId ?? ''
+  if (!s.routers.has(routerId)) throw ApiError.invalidField('router', `no router found with id '${routerId}'`, routerId)
+  const next: Terminator = {
+    id: prev?.id ?? newShortId(),
+    serviceId,
+    routerId,
+    binding: input.binding !== undefined || !prev ? decideRequired('binding', input.binding) : prev.binding,
+    address: input.address !== undefined || !prev ? decideRequired('address', input.address) : prev.address,
+    identity: pick(input.identity, replace, '', prev?.identity ?? ''),
+    identitySecret: input.identitySecret !== undefined ? input.identitySecret : replace || !prev ? null : prev.identitySecret,
+    cost: decideCost('cost', pick(input.cost, replace, 0, prev?.cost ?? 0)),
+    precedence: decidePrecedence(pick(input.precedence, replace, 'default', prev?.precedence ?? 'default')),
+    hostId: prev?.hostId ?? '',
+    tags: pick(input.tags, replace, {}, prev?.tags ?? {}),
+    createdAt: prev?.createdAt ?? ctx.tx.now,
+    updatedAt: ctx.tx.now,
+  }
+  s.putTerminator(next)
+  ctx.tx.put('terminators', next.id, next)
+  return { id: next.id }
+}
+
+export function deleteTerminator(ctx: GraphCtx, id: string): void {
+  if (!ctx.state.terminators.has(id)) throw ApiError.notFound()
+  ctx.state.removeTerminator(id)
+  ctx.tx.remove('terminators', id)
+}
