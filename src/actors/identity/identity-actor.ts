@@ -31,6 +31,8 @@ const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, Ident
         return updateIdentity(state, msg.id, msg.input, msg.replace, tx)
       case 'identity.delete':
         return deleteIdentity(state, msg.id, tx)
+      case 'identity.syncRouterIdentity':
+        return syncRouterIdentity(state, msg, tx)
       case 'identity.recordClientInfo': {
         const prev = state.identity(msg.id)
         if (!prev) return
@@ -89,14 +91,14 @@ const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, Ident
   },
 }
 
-function createIdentity(state: IdentityState, msg: Extract<IdentityMsg, { type: 'identity.create' }>, tx: Tx<IdentityEvent>) {
+function createIdentity(state: IdentityState, msg: Extract<IdentityMsg, { type: 'identity.create' }>, tx: Tx<IdentityEvent>, id = newShortId()) {
   const input = msg.input
   const name = decideName(state, input.name)
   const roleAttributes = decideRoleAttributes(input.roleAttributes)
   const authPolicyId = decideAuthPolicyId(input.authPolicyId)
   if (msg.updb) decideUpdbUsername(state, msg.updb.username)
   const identity: Identity = {
-    id: newShortId(),
+    id,
     name,
     typeId: input.typeId ?? 'Default',
     isAdmin: input.isAdmin ?? false,
@@ -178,6 +180,25 @@ function deleteIdentity(state: IdentityState, id: string, tx: Tx<IdentityEvent>)
   state.removeIdentity(id)
   tx.remove('identities', id)
   tx.emit({ type: 'identity.deleted', identity })
+}
+
+/** The identity of a tunneler-enabled edge router follows the router: created, renamed, or deleted. */
+function syncRouterIdentity(state: IdentityState, msg: Extract<IdentityMsg, { type: 'identity.syncRouterIdentity' }>, tx: Tx<IdentityEvent>) {
+  const prev = state.identity(msg.routerId)
+  if (!msg.present) {
+    if (prev) deleteIdentity(state, prev.id, tx)
+    return
+  }
+  const name = decideName(state, msg.name, msg.routerId)
+  if (prev) {
+    if (prev.name === name && prev.typeId === 'Router') return
+    const next: Identity = { ...prev, name, typeId: 'Router', updatedAt: tx.now }
+    state.putIdentity(next)
+    tx.put('identities', next.id, next)
+    tx.emit({ type: 'identity.updated', identity: next, previous: prev })
+    return
+  }
+  createIdentity(state, { type: 'identity.create', input: { name, typeId: 'Router', isAdmin: false }, change: msg.change }, tx, msg.routerId)
 }
 
 /** Loads the aggregate from LMDB and starts its actor. */

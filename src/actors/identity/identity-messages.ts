@@ -28,6 +28,11 @@ export type IdentityMsg =
   | { type: 'identity.update'; id: string; input: IdentityFields; replace: boolean; change: ChangeContext }
   | { type: 'identity.delete'; id: string; change: ChangeContext }
   | { type: 'identity.recordClientInfo'; id: string; envInfo?: EnvInfo; sdkInfo?: SdkInfo; change: ChangeContext }
+  /**
+   * Makes the identity of a tunneler-enabled edge router match it: `present` ⇒ an identity with id = router id,
+   * the router's name, type Router, not admin (created or renamed); otherwise none (deleted with its authenticators).
+   */
+  | { type: 'identity.syncRouterIdentity'; routerId: string; name: string; present: boolean; change: ChangeContext }
   | { type: 'authenticator.createUpdb'; identityId: string; username: string; passwordHash: string; tags: Authenticator['tags']; change: ChangeContext }
   | { type: 'authenticator.update'; id: string; username?: string; passwordHash?: string; tags?: Authenticator['tags']; replaceTags: boolean; change: ChangeContext }
   | { type: 'authenticator.delete'; id: string; change: ChangeContext }
@@ -37,6 +42,7 @@ export interface IdentityReplies {
   'identity.update': void
   'identity.delete': void
   'identity.recordClientInfo': void
+  'identity.syncRouterIdentity': void
   'authenticator.createUpdb': { id: string }
   'authenticator.update': void
   'authenticator.delete': void

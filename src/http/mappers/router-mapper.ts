@@ -1,0 +1,78 @@
+/**
+ * Router records → edge router (Management) and fabric router wire details and filter rows.
+ * Routers are never connected yet: isOnline/connected are false and the enrollment fields null.
+ */
+import type { Router } from '../../domain/policy/policy-types.ts'
+import { selfLink } from '../http-envelope.ts'
+import { iso } from './identity-mapper.ts'
+
+const EDGE_SUB_LISTS = ['edge-router-policies', 'identities', 'service-edge-router-policies', 'service-policies', 'services'] as const
+
+function common(r: Router) {
+  return {
+    id: r.id,
+    createdAt: iso(r.createdAt),
+    updatedAt: iso(r.updatedAt),
+    tags: r.tags ?? {},
+    name: r.name,
+    cost: r.cost,
+    disabled: r.disabled,
+    noTraversal: r.noTraversal,
+    isOnline: false,
+    fingerprint: r.fingerprint,
+    isVerified: r.isVerified,
+    enrollmentCreatedAt: null,
+    enrollmentExpiresAt: null,
+    enrollmentJwt: null,
+    enrollmentToken: null,
+    unverifiedCertPem: null,
+    unverifiedFingerprint: null,
+    ctrlChanListeners: {},
+  }
+}
+
+export function toEdgeRouterDetail(r: Router) {
+  const links: Record<string, { href: string }> = { ...selfLink('edge-routers', r.id) }
+  for (const l of EDGE_SUB_LISTS) links[l] = { href: `./edge-routers/${r.id}/${l}` }
+  return {
+    ...common(r),
+    _links: links,
+    appData: r.appData,
+    hostname: r.hostname,
+    supportedProtocols: r.supportedProtocols,
+    syncStatus: 'SYNC_NEW',
+    isTunnelerEnabled: r.isTunnelerEnabled,
+    roleAttributes: r.roleAttributes,
+    certPem: null,
+  }
+}
+
+export function toRouterDetail(r: Router) {
+  return { ...common(r), _links: selfLink('routers', r.id) }
+}
+
+export function toRouterRow(r: Router): Record<string, unknown> {
+  return {
+    id: r.id,
+    name: r.name,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+    tags: r.tags ?? {},
+    isSystem: false,
+    fingerprint: r.fingerprint,
+    cost: r.cost,
+    noTraversal: r.noTraversal,
+    disabled: r.disabled,
+    connected: false,
+  }
+}
+
+export function toEdgeRouterRow(r: Router): Record<string, unknown> {
+  return {
+    ...toRouterRow(r),
+    roleAttributes: r.roleAttributes ?? [],
+    isVerified: r.isVerified,
+    isTunnelerEnabled: r.isTunnelerEnabled,
+    online: false,
+  }
+}
