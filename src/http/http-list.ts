@@ -39,6 +39,12 @@ export interface ListSpec<T> {
 }
 
 export function respondList<T>(params: ListParams, spec: ListSpec<T>): Response {
+  const page = listPage(params, spec)
+  return list(page.items, page.result, Object.keys(spec.symbols))
+}
+
+/** The page of views a list query selects, with its pagination, for answers that are not a plain list envelope. */
+export function listPage<T>(params: ListParams, spec: ListSpec<T>): { items: unknown[]; result: { limit: number; offset: number; totalCount: number } } {
   const q: ListQuery = parseListQuery(params.filter, spec.symbols, { sort: params.sort })
   const rf = spec.roleOf ? parseRoleFilter(params.roleFilter, params.roleSemantic) : undefined
   const hints = spec.indexed ? indexHints(q, spec.indexed) : []
@@ -54,5 +60,5 @@ export function respondList<T>(params: ListParams, spec: ListSpec<T>): Response 
   const result = runList(candidates, spec.toRow, q, { limit: params.limit, offset: params.offset }, {
     presortedById: (spec.presortedById ?? false) && hint === undefined,
   })
-  return list(result.items.map(spec.toView), result, Object.keys(spec.symbols))
+  return { items: result.items.map(spec.toView), result }
 }

@@ -7,6 +7,7 @@ export const SUB_DBS = {
   identities: 'identity',
   authenticators: 'identity',
   'api-sessions': 'session-registry',
+  sessions: 'session-registry',
   'config-types': 'policy-graph',
   configs: 'policy-graph',
   services: 'policy-graph',

@@ -7,6 +7,7 @@ import { newCuid } from '../../lib/ids.ts'
 import { isExpired, type ApiSession } from '../../domain/session/session-types.ts'
 import type { Store } from '../../store/store-env.ts'
 import { Actor, type ActorBehavior, type ActorSystemDeps, type Tx } from '../runtime/actor-runtime.ts'
+import type { ServiceSession } from '../../domain/session/service-session-types.ts'
 import type { SessionRegistryEvent, SessionRegistryMsg, SessionRegistryReplies } from './session-registry-messages.ts'
 import { SessionRegistryState } from './session-registry-state.ts'
 
@@ -19,7 +20,13 @@ function behavior(timeoutMs: number): ActorBehavior<SessionRegistryState, Sessio
   const remove = (state: SessionRegistryState, s: ApiSession, reason: 'logout' | 'admin' | 'timeout' | 'identity-deleted', tx: Tx<SessionRegistryEvent>) => {
     state.remove(s)
     tx.remove('api-sessions', s.tokenHash)
+    // service sessions die with their API session
+    for (const ss of state.serviceSessionsOf(s.id)) removeServiceSession(state, ss, tx)
     tx.emit({ type: 'apiSession.deleted', session: s, reason })
+  }
+  const removeServiceSession = (state: SessionRegistryState, ss: ServiceSession, tx: Tx<SessionRegistryEvent>) => {
+    state.removeServiceSession(ss)
+    tx.remove('sessions', ss.id)
   }
   return {
     owner: 'session-registry',
@@ -69,6 +76,31 @@ function behavior(timeoutMs: number): ActorBehavior<SessionRegistryState, Sessio
           }
           return { removed }
         }
+        case 'session.create': {
+          const api = state.byId.get(msg.session.apiSessionId)
+          if (!api) throw ApiError.unauthorized()
+          const same = state
+            .serviceSessionsOf(api.id)
+            .find((x) => x.serviceId === msg.session.serviceId && x.type === msg.session.type)
+          if (same) return { session: same, existing: true }
+          const ss: ServiceSession = { ...msg.session, createdAt: tx.now, updatedAt: tx.now }
+          state.putServiceSession(ss)
+          tx.put('sessions', ss.id, ss)
+          return { session: ss, existing: false }
+        }
+        case 'session.delete': {
+          const ss = state.serviceSessions.get(msg.id)
+          if (!ss) throw ApiError.notFound()
+          removeServiceSession(state, ss, tx)
+          return
+        }
+        case 'session.deleteMany': {
+          for (const id of msg.ids) {
+            const ss = state.serviceSessions.get(id)
+            if (ss) removeServiceSession(state, ss, tx)
+          }
+          return
+        }
       }
     },
   }
@@ -82,6 +114,11 @@ export function startSessionRegistryActor(
 ): { actor: SessionRegistryActor; stopTimers: () => void } {
   const state = new SessionRegistryState()
   for (const { value } of store.db('api-sessions').getRange()) state.put(value as ApiSession)
+  for (const { value } of store.db('sessions').getRange()) {
+    const ss = value as ServiceSession
+    // a service session whose API session is gone (crash between the two writes) is not loaded
+    if (state.byId.has(ss.apiSessionId)) state.putServiceSession(ss)
+  }
   const actor = new Actor('session-registry', state, behavior(opts.timeoutMs), deps)
   const sweep = setInterval(() => actor.tell({ type: 'apiSession.sweep' }), opts.sweepEveryMs)
   const flush = setInterval(() => actor.tell({ type: 'apiSession.flushActivity' }), opts.flushEveryMs)

@@ -1,6 +1,7 @@
 /** Messages of the session-registry actor. Tokens never travel in messages: only their hashes. */
 import type { ChangeContext } from '../runtime/actor-runtime.ts'
 import type { ApiSession } from '../../domain/session/session-types.ts'
+import type { ServiceSession } from '../../domain/session/service-session-types.ts'
 
 export type SessionRegistryMsg =
   | { type: 'apiSession.create'; session: Omit<ApiSession, 'id' | 'createdAt' | 'updatedAt' | 'lastActivityAt'>; change: ChangeContext }
@@ -9,6 +10,11 @@ export type SessionRegistryMsg =
   | { type: 'apiSession.touch'; tokenHash: string; at: number }
   | { type: 'apiSession.flushActivity' }
   | { type: 'apiSession.sweep' }
+  /** Stores a service session for a live API session; answers the existing one for the same (API session, service, type). */
+  | { type: 'session.create'; session: Omit<ServiceSession, 'createdAt' | 'updatedAt'>; change: ChangeContext }
+  | { type: 'session.delete'; id: string; change: ChangeContext }
+  /** Service sessions whose identity lost access to their service. */
+  | { type: 'session.deleteMany'; ids: string[]; change: ChangeContext }
 
 export interface SessionRegistryReplies {
   'apiSession.create': { id: string; session: ApiSession }
@@ -17,6 +23,9 @@ export interface SessionRegistryReplies {
   'apiSession.touch': void
   'apiSession.flushActivity': void
   'apiSession.sweep': { removed: number }
+  'session.create': { session: ServiceSession; existing: boolean }
+  'session.delete': void
+  'session.deleteMany': void
 }
 
 export type SessionRegistryEvent =

@@ -1,5 +1,6 @@
 /** In-memory API sessions: by token hash (authentication), by id (management), by identity (hasApiSession, cascades). */
 import type { ApiSession } from '../../domain/session/session-types.ts'
+import type { ServiceSession } from '../../domain/session/service-session-types.ts'
 
 export class SessionRegistryState {
   readonly byTokenHash = new Map<string, ApiSession>()
@@ -7,6 +8,10 @@ export class SessionRegistryState {
   private readonly byIdentity = new Map<string, Set<string>>()
   /** Sessions whose lastActivityAt moved since the last flush to LMDB. */
   readonly dirty = new Set<string>()
+  /** Service sessions by id, and per API session. */
+  readonly serviceSessions = new Map<string, ServiceSession>()
+  private readonly byApiSession = new Map<string, Set<string>>()
+  private sortedServiceSessions: ServiceSession[] | null = null
 
   put(s: ApiSession): void {
     this.byTokenHash.set(s.tokenHash, s)
@@ -31,5 +36,32 @@ export class SessionRegistryState {
 
   hasSession(identityId: string): boolean {
     return (this.byIdentity.get(identityId)?.size ?? 0) > 0
+  }
+
+  putServiceSession(s: ServiceSession): void {
+    if (!this.serviceSessions.has(s.id)) this.sortedServiceSessions = null
+    this.serviceSessions.set(s.id, s)
+    let set = this.byApiSession.get(s.apiSessionId)
+    if (!set) this.byApiSession.set(s.apiSessionId, (set = new Set()))
+    set.add(s.id)
+  }
+
+  removeServiceSession(s: ServiceSession): void {
+    if (!this.serviceSessions.delete(s.id)) return
+    this.sortedServiceSessions = null
+    const set = this.byApiSession.get(s.apiSessionId)
+    set?.delete(s.id)
+    if (set && set.size === 0) this.byApiSession.delete(s.apiSessionId)
+  }
+
+  /** Service sessions of one API session. */
+  serviceSessionsOf(apiSessionId: string): ServiceSession[] {
+    return [...(this.byApiSession.get(apiSessionId) ?? [])].map((id) => this.serviceSessions.get(id)!).filter(Boolean)
+  }
+
+  /** Every service session in id order. */
+  serviceSessionsById(): readonly ServiceSession[] {
+    if (!this.sortedServiceSessions) this.sortedServiceSessions = [...this.serviceSessions.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    return this.sortedServiceSessions
   }
 }
