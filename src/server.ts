@@ -13,6 +13,11 @@ import type { ActorSystemDeps } from './actors/runtime/actor-runtime.ts'
 import { startIdentityActor, type IdentityActor } from './actors/identity/identity-actor.ts'
 import { startSessionRegistryActor } from './actors/session-registry/session-registry-actor.ts'
 import { startPolicyGraphActor } from './actors/policy-graph/policy-graph-actor.ts'
+import { startPolicyResolver } from './actors/policy-resolver/policy-resolver.ts'
+import { createSessionTokens } from './flows/sessions/session-token.ts'
+import { sessionsWithoutAccess } from './domain/session/service-session-types.ts'
+import { clientServiceRoutes } from './http/routes/client/client-service-routes.ts'
+import { sessionRoutes } from './http/routes/client/session-routes.ts'
 import type { IdentityEvent } from './actors/identity/identity-messages.ts'
 import { hashPassword, prepareDummyHash } from './auth/auth-password.ts'
 import { ensureControllerPki, type ControllerPki } from './pki/pki-bootstrap.ts'
@@ -52,6 +57,8 @@ export interface ServerOptions {
   /** Intervals of the session sweeper and the activity flush (tests shorten them). */
   sessionSweepEveryMs?: number
   activityFlushEveryMs?: number
+  /** Interval of the policy enforcer that removes service sessions whose access was lost. */
+  enforceEveryMs?: number
 }
 
 export interface RunningServer {
@@ -63,6 +70,8 @@ export interface RunningServer {
   generatedAdminPassword?: string
   /** Runs one expiry sweep of API sessions now (the timer does it every few seconds). */
   sweepSessions(): Promise<void>
+  /** Removes service sessions whose access was lost, now (the timer does it every few seconds). */
+  enforcePolicies(): Promise<void>
   stop(): Promise<void>
 }
 
@@ -114,6 +123,21 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   bus.subscribe<Extract<IdentityEvent, { type: 'identity.deleted' }>>('identity.deleted', (e) =>
     graph.tell({ type: 'identity.removed', identityId: e.identity.id, change: { author: 'system', source: 'system' } }),
   )
+  const g0 = graph.snapshot()
+  const policyResolver = startPolicyResolver(bus, clock, {
+    identities: identities.snapshot().identities.values(),
+    services: g0.services.values(),
+    edgeRouters: g0.edgeRouters.values(),
+    policies: g0.indexPolicies(),
+  })
+  const reads = policyResolver.reads
+  // the policy enforcer: service sessions whose identity lost the permission they were made for are removed
+  const enforcePolicies = async () => {
+    const ids = sessionsWithoutAccess(sessions.snapshot().serviceSessions.values(), reads)
+    if (ids.length > 0) await sessions.ask({ type: 'session.deleteMany', ids, change: { author: 'system', source: 'system' } })
+  }
+  const enforcer = setInterval(() => void enforcePolicies().catch((e) => console.error('policy enforcer failed:', e)), opts.enforceEveryMs ?? 5_000)
+  enforcer.unref?.()
 
   const generatedAdminPassword = await ensureDefaultAdmin(identities, opts, log)
   // not awaited: the first failed login awaits the same promise, so start-up need not
@@ -127,6 +151,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     runtimeVersion: `bun ${Bun.version}`,
     baseUrl: () => baseUrl,
   }
+  const tokens = await createSessionTokens(pki.intermediate.privateKey, () => baseUrl)
   const resolver = createSessionResolver({ identities, sessions, clock, timeoutMs })
   const routes: RouteDef[] = []
   routes.push(
@@ -137,6 +162,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...authenticatorRoutes({ identities }),
     ...apiSessionRoutes({ identities, sessions }),
     ...summaryRoutes({ identities, sessions, graph }),
+    ...clientServiceRoutes({ graph, reads, tokens, clock, startedAt }),
+    ...sessionRoutes({ graph, sessions, reads, tokens, clock }),
   )
   const caCertsBody = buildCertsOnlyPkcs7([pki.intermediate.certPem, pki.root.certPem])
   const cacerts = () =>
@@ -173,10 +200,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     async sweepSessions() {
       await sessions.ask({ type: 'apiSession.sweep' })
     },
+    enforcePolicies,
     async stop() {
       if (stopped) return
       stopped = true
       await listener.close()
+      clearInterval(enforcer)
+      policyResolver.stop()
       sessionRegistry.stopTimers()
       await sessions.ask({ type: 'apiSession.flushActivity' })
       await Promise.all([identities.stop(), sessions.stop(), graph.stop()])

@@ -1,0 +1,218 @@
+/**
+ * Client API: the services the caller may use (from the precomputed index: a list reads, never evaluates, policy),
+ * their edge routers and terminators, the caller's edge routers, and the service-update marker.
+ */
+import type { PolicyGraphActor } from '../../../actors/policy-graph/policy-graph-actor.ts'
+import type { PolicyReads } from '../../../domain/policy/policy-reads.ts'
+import type { Router, Service } from '../../../domain/policy/policy-types.ts'
+import type { SessionTokens } from '../../../flows/sessions/session-token.ts'
+import { ApiError } from '../../../errors/api-error.ts'
+import type { Clock } from '../../../lib/clock.ts'
+import { ListQuery, RoleListQuery } from '../../../../schemas/common.ts'
+import { ok } from '../../http-envelope.ts'
+import { BASE_SYMBOLS, listPage, respondList } from '../../http-list.ts'
+import { route, type RouteCtx, type RouteDef } from '../../http-route.ts'
+import { iso } from '../../mappers/identity-mapper.ts'
+import { toServiceRow } from '../../mappers/service-mapper.ts'
+import { toEdgeRouterRow } from '../../mappers/router-mapper.ts'
+import { toTerminatorDetail, toTerminatorRow } from '../../mappers/terminator-mapper.ts'
+import {
+  configMap,
+  postureQueries,
+  selectConfigTypes,
+  toClientEdgeRouterDetail,
+  toClientEdgeRouterProps,
+  toClientServiceDetail,
+  type ConfigLookups,
+} from '../../mappers/client-service-mapper.ts'
+
+export const CLIENT_SERVICE_SYMBOLS = {
+  ...BASE_SYMBOLS,
+  name: 'string',
+  terminatorStrategy: 'string',
+  roleAttributes: 'set',
+  configs: 'set',
+  isFabricOnly: 'boolean',
+} as const
+
+const EDGE_ROUTER_SYMBOLS = {
+  ...BASE_SYMBOLS,
+  name: 'string',
+  fingerprint: 'string',
+  cost: 'number',
+  noTraversal: 'boolean',
+  disabled: 'boolean',
+  roleAttributes: 'set',
+  isVerified: 'boolean',
+  isTunnelerEnabled: 'boolean',
+  connected: 'boolean',
+  online: 'boolean',
+} as const
+
+const TERMINATOR_SYMBOLS = {
+  ...BASE_SYMBOLS,
+  service: 'string',
+  router: 'string',
+  binding: 'string',
+  address: 'string',
+  identity: 'string',
+  cost: 'number',
+  precedence: 'string',
+} as const
+
+export interface ClientServiceDeps {
+  graph: PolicyGraphActor
+  reads: PolicyReads
+  tokens: SessionTokens
+  clock: Clock
+  startedAt: number
+}
+
+/** Binary search in a sorted id list. */
+function hasSorted(ids: readonly string[], id: string): boolean {
+  let lo = 0
+  let hi = ids.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (ids[mid]! < id) lo = mid + 1
+    else hi = mid
+  }
+  return lo < ids.length && ids[lo] === id
+}
+
+export function clientServiceRoutes(deps: ClientServiceDeps): RouteDef[] {
+  const lookups = (): ConfigLookups => {
+    const g = deps.graph.snapshot()
+    return {
+      config: (id) => g.config(id),
+      configType: (id) => g.configType(id),
+      configTypeIdByName: (name) => g.configTypes.idByName(name),
+      overrideConfig: (i, s, t) => g.overrideConfig(i, s, t),
+    }
+  }
+  /** A visible service or 404 (a service the caller may not use does not exist for it). */
+  const visible = (ctx: RouteCtx<unknown, unknown>, id: string): Service => {
+    const s = deps.graph.snapshot().services.get(id)
+    if (!s || deps.reads.permissionsOf(ctx.auth.identity.id, id).length === 0) throw ApiError.notFound()
+    return s
+  }
+  const viewFor = (identityId: string, configTypes: readonly string[]) => {
+    const l = lookups()
+    const selection = selectConfigTypes(configTypes, l)
+    const anyPosture = deps.reads.countOf('posture-check') > 0
+    return (s: Service) => {
+      const permissions = deps.reads.permissionsOf(identityId, s.id)
+      return toClientServiceDetail(s, {
+        permissions,
+        config: configMap(s, identityId, selection, l),
+        postureQueries: postureQueries(permissions, anyPosture, (t) => deps.reads.policiesLinking(identityId, s.id, t)),
+      })
+    }
+  }
+  const askedTypes = (ctx: RouteCtx<unknown, { configTypes?: string | string[] }>): string[] => {
+    const q = ctx.query.configTypes
+    if (q === undefined) return ctx.auth.session.configTypes
+    return Array.isArray(q) ? q : [q]
+  }
+  const routersView = (ids: readonly string[]): Router[] => {
+    const g = deps.graph.snapshot()
+    return ids.map((id) => g.edgeRouters.get(id)).filter((r): r is Router => r !== undefined)
+  }
+
+  return [
+    route({
+      method: 'GET', path: '/services', apis: ['client'], access: 'session', tag: 'Service',
+      summary: 'List the services the caller may Dial or Bind', query: RoleListQuery,
+      handle: (ctx) => {
+        const identityId = ctx.auth.identity.id
+        const ids = deps.reads.servicesOfIdentity(identityId)
+        const g = deps.graph.snapshot()
+        return respondList(ctx.query, {
+          symbols: CLIENT_SERVICE_SYMBOLS,
+          indexed: ['id', 'name'],
+          presortedById: true,
+          candidates: (hint) => {
+            if (!hint) return ids.map((id) => g.services.get(id)!).filter(Boolean)
+            const found = new Set<string>()
+            for (const v of hint.values) {
+              const id = hint.field === 'id' ? v : g.services.idByName(v)
+              if (id !== undefined && hasSorted(ids, id)) found.add(id)
+            }
+            return [...found].sort().map((id) => g.services.get(id)!).filter(Boolean)
+          },
+          toRow: toServiceRow,
+          toView: viewFor(identityId, askedTypes(ctx as RouteCtx<unknown, { configTypes?: string | string[] }>)),
+          roleOf: (s) => s,
+        })
+      },
+    }),
+    route({
+      method: 'GET', path: '/services/:id', apis: ['client'], access: 'session', tag: 'Service', summary: 'A service the caller may use',
+      handle: (ctx) => {
+        const s = visible(ctx, ctx.params.id)
+        return ok(viewFor(ctx.auth.identity.id, askedTypes(ctx as RouteCtx<unknown, { configTypes?: string | string[] }>))(s))
+      },
+    }),
+    route({
+      method: 'GET', path: '/services/:id/edge-routers', apis: ['client'], access: 'session', tag: 'Service',
+      summary: 'Edge routers the caller may use to reach a service', query: ListQuery,
+      handle: async (ctx) => {
+        const s = visible(ctx, ctx.params.id)
+        const token = ctx.request.headers.get('session-token')
+        if (token !== null) {
+          const claims = await deps.tokens.verify(token, deps.clock.now())
+          if (!claims || claims.serviceId !== s.id || claims.identityId !== ctx.auth.identity.id) throw ApiError.unauthorized()
+        }
+        const routers = routersView(deps.reads.routersFor(ctx.auth.identity.id, s.id))
+        const page = listPage(ctx.query, {
+          symbols: EDGE_ROUTER_SYMBOLS,
+          presortedById: true,
+          candidates: () => routers,
+          toRow: toEdgeRouterRow,
+          toView: toClientEdgeRouterProps,
+        })
+        // the answer holds the list under data.edgeRouters (client.yml serviceEdgeRouters)
+        return ok({ edgeRouters: page.items })
+      },
+    }),
+    route({
+      method: 'GET', path: '/services/:id/terminators', apis: ['client'], access: 'session', tag: 'Service',
+      summary: 'Terminators of a service the caller may use', query: ListQuery,
+      handle: (ctx) => {
+        const s = visible(ctx, ctx.params.id)
+        const g = deps.graph.snapshot()
+        return respondList(ctx.query, {
+          symbols: TERMINATOR_SYMBOLS,
+          candidates: () => g.terminatorsOfService(s.id),
+          toRow: toTerminatorRow,
+          toView: (t) => {
+            const d = toTerminatorDetail(t, { service: s.name, router: g.routers.get(t.routerId)?.name ?? t.routerId })
+            return { ...d, identity: t.identity, routerId: t.routerId, serviceId: t.serviceId }
+          },
+        })
+      },
+    }),
+    route({
+      method: 'GET', path: '/current-identity/edge-routers', apis: ['client'], access: 'session', tag: 'Current Identity',
+      summary: 'Edge routers the caller may use', query: ListQuery,
+      handle: (ctx) =>
+        respondList(ctx.query, {
+          symbols: EDGE_ROUTER_SYMBOLS,
+          presortedById: true,
+          candidates: () => routersView(deps.reads.routersOfIdentity(ctx.auth.identity.id)),
+          toRow: toEdgeRouterRow,
+          toView: toClientEdgeRouterDetail,
+        }),
+    }),
+    route({
+      method: 'GET', path: '/current-api-session/service-updates', apis: ['client'], access: 'session', tag: 'Current API Session',
+      summary: 'When the caller\'s service list last changed',
+      handle: (ctx) => {
+        const mark = deps.reads.lastChangeAt(ctx.auth.identity.id)
+        // no change since start-up: the session's creation, but never before the controller started
+        const at = mark ?? Math.max(ctx.auth.session.createdAt, deps.startedAt)
+        return ok({ lastChangeAt: iso(at) })
+      },
+    }),
+  ]
+}

@@ -1,0 +1,163 @@
+/**
+ * Service sessions: created by a client for a service it may use (Client API), listed and deleted by their owner,
+ * and by admins through the Management API. Refusals follow the real controller: a service the caller cannot see is
+ * 404, a type it may not use is 400 COULD_NOT_VALIDATE, no shared edge router is 400 NO_EDGE_ROUTERS_AVAILABLE.
+ */
+import type { PolicyGraphActor } from '../../../actors/policy-graph/policy-graph-actor.ts'
+import type { SessionRegistryActor } from '../../../actors/session-registry/session-registry-actor.ts'
+import type { PolicyReads } from '../../../domain/policy/policy-reads.ts'
+import type { Router } from '../../../domain/policy/policy-types.ts'
+import type { ServiceSession } from '../../../domain/session/service-session-types.ts'
+import type { SessionTokens } from '../../../flows/sessions/session-token.ts'
+import { ApiError } from '../../../errors/api-error.ts'
+import type { Clock } from '../../../lib/clock.ts'
+import { newCuid } from '../../../lib/ids.ts'
+import { ListQuery } from '../../../../schemas/common.ts'
+import { SessionCreate, SessionDetail } from '../../../../schemas/session.ts'
+import { json, ok, okEmpty } from '../../http-envelope.ts'
+import { BASE_SYMBOLS, respondList } from '../../http-list.ts'
+import { route, type RouteCtx, type RouteDef } from '../../http-route.ts'
+import { iso, toEntityRef } from '../../mappers/identity-mapper.ts'
+import { selfLink } from '../../http-envelope.ts'
+import { toClientEdgeRouterProps } from '../../mappers/client-service-mapper.ts'
+import { changeOf } from '../route-change.ts'
+
+/** At most this many edge routers are handed out with a session (as the real controller). */
+const MAX_SESSION_ROUTERS = 25
+
+export const SESSION_SYMBOLS = {
+  ...BASE_SYMBOLS,
+  apiSession: 'string',
+  apiSessionId: 'string',
+  identity: 'string',
+  identityId: 'string',
+  service: 'string',
+  serviceId: 'string',
+  type: 'string',
+} as const
+
+export interface SessionRouteDeps {
+  graph: PolicyGraphActor
+  sessions: SessionRegistryActor
+  reads: PolicyReads
+  tokens: SessionTokens
+  clock: Clock
+}
+
+const toRow = (s: ServiceSession): Record<string, unknown> => ({
+  id: s.id,
+  createdAt: s.createdAt,
+  updatedAt: s.updatedAt,
+  tags: s.tags ?? {},
+  isSystem: false,
+  apiSession: s.apiSessionId,
+  apiSessionId: s.apiSessionId,
+  identity: s.identityId,
+  identityId: s.identityId,
+  service: s.serviceId,
+  serviceId: s.serviceId,
+  type: s.type,
+})
+
+export function sessionRoutes(deps: SessionRouteDeps): RouteDef[] {
+  const usableRouters = (identityId: string, serviceId: string): Router[] => {
+    const g = deps.graph.snapshot()
+    const out: Router[] = []
+    for (const id of deps.reads.routersFor(identityId, serviceId)) {
+      const r = g.edgeRouters.get(id)
+      if (r) out.push(r)
+      if (out.length === MAX_SESSION_ROUTERS) break
+    }
+    return out
+  }
+  const view = (s: ServiceSession) => {
+    const service = deps.graph.snapshot().services.get(s.serviceId)
+    return {
+      id: s.id,
+      createdAt: iso(s.createdAt),
+      updatedAt: iso(s.updatedAt),
+      _links: selfLink('sessions', s.id),
+      tags: s.tags ?? {},
+      apiSession: toEntityRef('api-sessions', s.apiSessionId, s.apiSessionId),
+      apiSessionId: s.apiSessionId,
+      identityId: s.identityId,
+      service: toEntityRef('services', s.serviceId, service?.name ?? s.serviceId),
+      serviceId: s.serviceId,
+      token: s.token,
+      type: s.type,
+      edgeRouters: usableRouters(s.identityId, s.serviceId).map((r) => ({ ...toClientEdgeRouterProps(r), urls: r.supportedProtocols })),
+    }
+  }
+  const list = (ctx: RouteCtx<unknown, Record<string, string | undefined>>, own: boolean) =>
+    respondList(ctx.query, {
+      symbols: SESSION_SYMBOLS,
+      presortedById: true,
+      candidates: () => {
+        const all = deps.sessions.snapshot().serviceSessionsById()
+        return own ? all.filter((s) => s.identityId === ctx.auth.identity.id) : all
+      },
+      toRow,
+      toView: view,
+    })
+  const find = (ctx: RouteCtx<unknown, unknown>, own: boolean): ServiceSession => {
+    const s = deps.sessions.snapshot().serviceSessions.get(ctx.params.id!)
+    if (!s || (own && s.identityId !== ctx.auth.identity.id)) throw ApiError.notFound()
+    return s
+  }
+
+  return [
+    route({
+      method: 'POST', path: '/sessions', apis: ['client'], access: 'session', tag: 'Session', summary: 'Create a session to Dial or Bind a service',
+      body: SessionCreate, response: SessionDetail, successStatus: 201,
+      handle: async (ctx) => {
+        const identityId = ctx.auth.identity.id
+        const serviceId = ctx.body.serviceId ?? ''
+        const type = ctx.body.type ?? 'Dial'
+        const service = deps.graph.snapshot().services.get(serviceId)
+        const permissions = service ? deps.reads.permissionsOf(identityId, serviceId) : []
+        if (!service || permissions.length === 0) throw ApiError.notFound()
+        if (!permissions.includes(type)) throw ApiError.invalidField('ServiceId', 'service not found', serviceId)
+        if (usableRouters(identityId, serviceId).length === 0) throw new ApiError('NO_EDGE_ROUTERS_AVAILABLE')
+        const now = deps.clock.now()
+        const id = newCuid(now)
+        const token = await deps.tokens.sign({ sessionId: id, apiSessionId: ctx.auth.session.id, identityId, serviceId, type }, now)
+        const { session } = await deps.sessions.ask({
+          type: 'session.create',
+          session: { id, token, apiSessionId: ctx.auth.session.id, identityId, serviceId, type, tags: ctx.body.tags ?? {} },
+          change: changeOf(ctx),
+        })
+        return json(201, { data: view(session), meta: {} })
+      },
+    }),
+    route({
+      method: 'GET', path: '/sessions', apis: ['client'], access: 'session', tag: 'Session', summary: 'The caller\'s sessions',
+      query: ListQuery, response: SessionDetail, handle: (ctx) => list(ctx, true),
+    }),
+    route({
+      method: 'GET', path: '/sessions/:id', apis: ['client'], access: 'session', tag: 'Session', summary: 'One of the caller\'s sessions',
+      response: SessionDetail, handle: (ctx) => ok(view(find(ctx, true))),
+    }),
+    route({
+      method: 'DELETE', path: '/sessions/:id', apis: ['client'], access: 'session', tag: 'Session', summary: 'Delete one of the caller\'s sessions',
+      handle: async (ctx) => {
+        await deps.sessions.ask({ type: 'session.delete', id: find(ctx, true).id, change: changeOf(ctx) })
+        return okEmpty()
+      },
+    }),
+    route({
+      method: 'GET', path: '/sessions', apis: ['management'], access: 'admin', tag: 'Session', summary: 'List sessions',
+      query: ListQuery, response: SessionDetail, handle: (ctx) => list(ctx, false),
+    }),
+    route({
+      method: 'GET', path: '/sessions/:id', apis: ['management'], access: 'admin', tag: 'Session', summary: 'Get a session',
+      response: SessionDetail, handle: (ctx) => ok(view(find(ctx, false))),
+    }),
+    route({
+      method: 'DELETE', path: '/sessions/:id', apis: ['management'], access: 'admin', tag: 'Session', summary: 'Delete a session',
+      handle: async (ctx) => {
+        await deps.sessions.ask({ type: 'session.delete', id: find(ctx, false).id, change: changeOf(ctx) })
+        return okEmpty()
+      },
+    }),
+  ]
+}
