@@ -5,18 +5,9 @@ import { parse, stringify } from 'yaml'
 import { runValidateRouterConfig } from '../../../src/router-config/router-config-command.ts'
 import { validateRouterConfig } from '../../../src/router-config/router-config-validate.ts'
 import { fixture } from './router-config-support.ts'
+import { rng } from '../../support/rng.ts'
 
-/** mulberry32: a small seeded PRNG, so every failure can be replayed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+const prng = rng
 
 const BASES = ['edge-router.yml', 'fabric-router.yml', 'tunneler-router.yml', 'minimal.yml', 'broken-router.yml'].map(fixture)
 const CHARS = [':', '-', ' ', '\t', '[', ']', '{', '}', '&', '*', '!', '|', '>', '#', "'", '"', '%', '@', '\n', '$', '?', ',', '\u0000', '\u00e9', '\ud83d\ude00', '\\']

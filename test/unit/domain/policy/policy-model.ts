@@ -5,6 +5,7 @@
 import { rolesMatch, splitRoles } from '../../../../src/domain/policy/policy-roles.ts'
 import type { EntityKind, IndexPolicy, PolicyType } from '../../../../src/domain/policy/policy-types.ts'
 import type { PolicyIndex } from '../../../../src/domain/policy/policy-index.ts'
+import { rng } from '../../../support/rng.ts'
 
 export const KINDS: EntityKind[] = ['identity', 'service', 'router', 'posture-check']
 const ATTRS = ['a', 'b', 'c', 'd', 'e']
@@ -14,17 +15,7 @@ export class Model {
   readonly policies = new Map<string, IndexPolicy>()
 }
 
-/** mulberry32: a small seeded generator, so a failing seed can be replayed. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+export { rng }
 
 export type Op =
   | { op: 'putEntity'; kind: EntityKind; id: string; attrs: string[] | null }
