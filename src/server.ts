@@ -18,6 +18,17 @@ import { createSessionTokens } from './flows/sessions/session-token.ts'
 import { sessionsWithoutAccess } from './domain/session/service-session-types.ts'
 import { clientServiceRoutes } from './http/routes/client/client-service-routes.ts'
 import { sessionRoutes } from './http/routes/client/session-routes.ts'
+import { identityPolicyRoutes } from './http/routes/management/identity-policy-routes.ts'
+import { roleAttributeRoutes } from './http/routes/management/role-attribute-routes.ts'
+import { configTypeRoutes } from './http/routes/management/config-type-routes.ts'
+import { configRoutes } from './http/routes/management/config-routes.ts'
+import { serviceRoutes } from './http/routes/management/service-routes.ts'
+import { edgeRouterRoutes } from './http/routes/management/edge-router-routes.ts'
+import { routerRoutes } from './http/routes/management/router-routes.ts'
+import { terminatorRoutes } from './http/routes/management/terminator-routes.ts'
+import { servicePolicyRoutes } from './http/routes/management/service-policy-routes.ts'
+import { edgeRouterPolicyRoutes } from './http/routes/management/edge-router-policy-routes.ts'
+import { serviceEdgeRouterPolicyRoutes } from './http/routes/management/service-edge-router-policy-routes.ts'
 import type { IdentityEvent } from './actors/identity/identity-messages.ts'
 import { hashPassword, prepareDummyHash } from './auth/auth-password.ts'
 import { ensureControllerPki, type ControllerPki } from './pki/pki-bootstrap.ts'
@@ -154,16 +165,28 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const tokens = await createSessionTokens(pki.intermediate.privateKey, () => baseUrl)
   const resolver = createSessionResolver({ identities, sessions, clock, timeoutMs })
   const routes: RouteDef[] = []
+  const graphRouteDeps = { graph, identities, sessions, reads, clock }
   routes.push(
     ...versionRoutes(version, () => routes),
     ...authenticateRoutes({ identities, sessions, clock, timeoutMs }),
     ...currentIdentityRoutes({ identities, sessions, clock }),
-    ...identityRoutes({ identities, sessions, clock, startedAt }),
+    ...identityRoutes({ identities, sessions, clock, startedAt, graph }),
     ...authenticatorRoutes({ identities }),
     ...apiSessionRoutes({ identities, sessions }),
     ...summaryRoutes({ identities, sessions, graph }),
     ...clientServiceRoutes({ graph, reads, tokens, clock, startedAt }),
     ...sessionRoutes({ graph, sessions, reads, tokens, clock }),
+    ...identityPolicyRoutes(graphRouteDeps),
+    ...configTypeRoutes(graphRouteDeps),
+    ...configRoutes(graphRouteDeps),
+    ...serviceRoutes(graphRouteDeps),
+    ...edgeRouterRoutes(graphRouteDeps),
+    ...routerRoutes(graphRouteDeps),
+    ...terminatorRoutes(graphRouteDeps),
+    ...servicePolicyRoutes(graphRouteDeps),
+    ...edgeRouterPolicyRoutes(graphRouteDeps),
+    ...serviceEdgeRouterPolicyRoutes(graphRouteDeps),
+    ...roleAttributeRoutes({ reads }),
   )
   const caCertsBody = buildCertsOnlyPkcs7([pki.intermediate.certPem, pki.root.certPem])
   const cacerts = () =>

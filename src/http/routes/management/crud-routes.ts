@@ -1,0 +1,384 @@
+/**
+ * Shared plumbing of the policy-graph Management routes: the five CRUD operations of a resource, sub-lists of ids
+ * taken from the policy index or the graph, and the list spec of every entity kind those lists show.
+ * It owns no rule: the graph actor decides, the mappers render.
+ */
+import type { Static, TSchema } from '@sinclair/typebox'
+import type { IdentityActor } from '../../../actors/identity/identity-actor.ts'
+import type { PolicyGraphActor } from '../../../actors/policy-graph/policy-graph-actor.ts'
+import type { PolicyGraphMsg } from '../../../actors/policy-graph/policy-graph-messages.ts'
+import type { ReadTable } from '../../../actors/policy-graph/policy-graph-table.ts'
+import type { SessionRegistryActor } from '../../../actors/session-registry/session-registry-actor.ts'
+import type { Identity } from '../../../domain/identity/identity-types.ts'
+import type { PolicyReads } from '../../../domain/policy/policy-reads.ts'
+import type {
+  Config,
+  ConfigType,
+  EdgeRouterPolicy,
+  EntityKind,
+  Router,
+  Service,
+  ServiceEdgeRouterPolicy,
+  ServicePolicy,
+  Terminator,
+} from '../../../domain/policy/policy-types.ts'
+import { ApiError } from '../../../errors/api-error.ts'
+import type { Clock } from '../../../lib/clock.ts'
+import { ListQuery, RoleListQuery } from '../../../../schemas/common.ts'
+import { created, ok, okEmpty } from '../../http-envelope.ts'
+import { BASE_SYMBOLS, respondList, type ListSpec } from '../../http-list.ts'
+import { route, type RouteCtx, type RouteDef } from '../../http-route.ts'
+import { toIdentityDetail, toIdentityRow } from '../../mappers/identity-mapper.ts'
+import { configMap, selectConfigTypes, type ConfigLookups } from '../../mappers/client-service-mapper.ts'
+import { toConfigDetail, toConfigRow, toConfigTypeDetail, toConfigTypeRow } from '../../mappers/config-mapper.ts'
+import {
+  toEdgeRouterPolicyDetail,
+  toEdgeRouterPolicyRow,
+  toServiceEdgeRouterPolicyDetail,
+  toServiceEdgeRouterPolicyRow,
+  toServicePolicyDetail,
+  toServicePolicyRow,
+  type NameOf,
+} from '../../mappers/policy-mapper.ts'
+import { toEdgeRouterDetail, toEdgeRouterRow, toRouterDetail, toRouterRow } from '../../mappers/router-mapper.ts'
+import { toServiceDetail, toServiceRow } from '../../mappers/service-mapper.ts'
+import { toTerminatorDetail, toTerminatorRow } from '../../mappers/terminator-mapper.ts'
+import { changeOf } from '../route-change.ts'
+import { IDENTITY_SYMBOLS } from './identity-routes.ts'
+
+/** What every policy-graph route factory takes. */
+export interface GraphRouteDeps {
+  graph: PolicyGraphActor
+  identities: IdentityActor
+  sessions: SessionRegistryActor
+  reads: PolicyReads
+  clock: Clock
+}
+
+/** A list spec plus a lookup by id, so the same spec serves the top-level list and every sub-list of that kind. */
+export interface Listing<T> extends ListSpec<T> {
+  get(id: string): T | undefined
+}
+
+type Hint = { field: string; values: string[] } | undefined
+
+/** Candidates of a graph table for an index hint on id, name or roleAttributes (all records in id order without one). */
+export function tableCandidates<T extends { id: string }>(table: ReadTable<T>, hint: Hint): Iterable<T> {
+  if (!hint) return table.all()
+  const out = new Map<string, T>()
+  for (const v of hint.values) {
+    if (hint.field === 'id') {
+      const t = table.get(v)
+      if (t) out.set(t.id, t)
+    } else if (hint.field === 'name') {
+      const t = table.byName(v)
+      if (t) out.set(t.id, t)
+    } else {
+      for (const id of table.idsWithRole(v)) out.set(id, table.get(id)!)
+    }
+  }
+  return out.values()
+}
+
+/**
+ * The actor fields of a request body: the listed keys that are present (absent stays absent, so a patch leaves the
+ * rest alone), each under its actor name (`rename` maps wire → actor, e.g. `service` → `serviceId`).
+ */
+export function presentFields<F>(body: object, keys: readonly string[], rename: Record<string, string> = {}): F {
+  const out: Record<string, unknown> = {}
+  for (const k of keys) {
+    const v = (body as Record<string, unknown>)[k]
+    if (v !== undefined) out[rename[k] ?? k] = v
+  }
+  return out as F
+}
+
+/** The record `id` names, or 404. */
+export function found<T>(t: T | undefined): T {
+  if (t === undefined) throw ApiError.notFound()
+  return t
+}
+
+/** Names for `*RolesDisplay`: identities from the identity actor, services and edge routers from the graph. */
+export function nameOf(deps: Pick<GraphRouteDeps, 'graph' | 'identities'>): NameOf {
+  return (kind: EntityKind, id: string) => {
+    if (kind === 'identity') return deps.identities.snapshot().identity(id)?.name
+    const g = deps.graph.snapshot()
+    if (kind === 'service') return g.services.get(id)?.name
+    if (kind === 'router') return g.edgeRouters.get(id)?.name
+    return undefined
+  }
+}
+
+/** Identities as the Management API shows them (the same view as /identities). */
+export function identityListing(deps: Pick<GraphRouteDeps, 'identities' | 'sessions' | 'clock'>): Listing<Identity> {
+  const s = () => deps.identities.snapshot()
+  return {
+    symbols: IDENTITY_SYMBOLS,
+    indexed: ['id', 'name', 'roleAttributes'],
+    presortedById: true,
+    get: (id) => s().identity(id),
+    candidates: (hint) => {
+      const st = s()
+      if (!hint) return st.identitiesById()
+      const ids = new Set<string>()
+      for (const v of hint.values) {
+        if (hint.field === 'id') ids.add(v)
+        else if (hint.field === 'name') {
+          const id = st.identityIdByName(v)
+          if (id) ids.add(id)
+        } else for (const id of st.idsWithRole(v)) ids.add(id)
+      }
+      return [...ids].map((id) => st.identity(id)).filter((i): i is Identity => i !== undefined)
+    },
+    toRow: toIdentityRow,
+    toView: (i) =>
+      toIdentityDetail(i, {
+        authenticators: s().authenticatorsOf(i.id),
+        hasApiSession: deps.sessions.snapshot().hasSession(i.id),
+        now: deps.clock.now(),
+      }),
+    roleOf: (i) => i,
+  }
+}
+
+/** A list of the entities whose ids `ids` gives for the parent in the path (404 when the parent is unknown). */
+export function subListRoute<T>(def: {
+  path: string
+  tag: string
+  summary: string
+  response: TSchema
+  parent(id: string): unknown
+  /** Ids in ascending order. */
+  ids(parentId: string, ctx: RouteCtx<unknown, Record<string, string | undefined>>): readonly string[]
+  listing(ctx: RouteCtx): Listing<T>
+}): RouteDef {
+  return route({
+    method: 'GET', path: def.path, apis: ['management'], access: 'admin', tag: def.tag, summary: def.summary,
+    query: ListQuery, response: def.response,
+    handle: (ctx) => {
+      if (def.parent(ctx.params.id) === undefined) throw ApiError.notFound()
+      const listing = def.listing(ctx as RouteCtx)
+      const ids = def.ids(ctx.params.id, ctx)
+      return respondList(ctx.query, {
+        symbols: listing.symbols,
+        presortedById: true,
+        candidates: () => ids.map((id) => listing.get(id)).filter((t): t is T => t !== undefined),
+        toRow: listing.toRow,
+        toView: listing.toView,
+      })
+    },
+  })
+}
+
+/** Graph aggregates whose writes follow `<agg>.create|update|delete` with plain input fields. */
+export type GraphAggregate = 'configType' | 'config' | 'service' | 'terminator' | 'servicePolicy' | 'edgeRouterPolicy' | 'serviceEdgeRouterPolicy'
+
+/** The create, update and remove calls of a CrudDef that only forward the body's fields to the graph actor. */
+export function graphWrites(deps: Pick<GraphRouteDeps, 'graph'>, agg: GraphAggregate, toFields: (body: object) => object) {
+  const ask = (msg: object) => deps.graph.ask(msg as PolicyGraphMsg)
+  return {
+    create: (ctx: RouteCtx<object>) => ask({ type: `${agg}.create`, input: toFields(ctx.body), change: changeOf(ctx) }) as Promise<{ id: string }>,
+    update: async (ctx: RouteCtx<object>, replace: boolean) => {
+      await ask({ type: `${agg}.update`, id: ctx.params.id, input: toFields(ctx.body), replace, change: changeOf(ctx) })
+    },
+    remove: async (ctx: RouteCtx) => {
+      await ask({ type: `${agg}.delete`, id: ctx.params.id, change: changeOf(ctx) })
+    },
+  }
+}
+
+/** One resource's CRUD: paths, schemas, the list spec, and the actor calls. */
+export interface CrudDef<T, C extends TSchema, U extends TSchema, P extends TSchema> {
+  tag: string
+  /** `/services` and `/services/:id`. */
+  routes: { list: string; item: string }
+  /** Entity path of create links (`services`). */
+  entity: string
+  /** For summaries: `service`. */
+  noun: string
+  /** Lists that honour roleFilter/roleSemantic. */
+  roleFilter?: boolean
+  detail: TSchema
+  listing(ctx: RouteCtx): Listing<T>
+  bodies: { create: C; put: U; patch: P }
+  create(ctx: RouteCtx<Static<C>>): Promise<{ id: string }>
+  update(ctx: RouteCtx<Static<U> | Static<P>>, replace: boolean): Promise<void>
+  remove(ctx: RouteCtx): Promise<void>
+}
+
+export function crudRoutes<T, C extends TSchema, U extends TSchema, P extends TSchema>(def: CrudDef<T, C, U, P>): RouteDef[] {
+  const common = { apis: ['management'] as const, access: 'admin' as const, tag: def.tag }
+  const update = (replace: boolean) => async (ctx: RouteCtx<Static<U> | Static<P>>) => {
+    await def.update(ctx, replace)
+    return okEmpty()
+  }
+  return [
+    route({
+      ...common, method: 'GET', path: def.routes.list, summary: `List ${def.noun}s`,
+      query: def.roleFilter ? RoleListQuery : ListQuery, response: def.detail,
+      handle: (ctx) => {
+        const listing = def.listing(ctx as RouteCtx)
+        return respondList(ctx.query, def.roleFilter ? listing : { ...listing, roleOf: undefined })
+      },
+    }),
+    route({
+      ...common, method: 'POST', path: def.routes.list, summary: `Create a ${def.noun}`, body: def.bodies.create, successStatus: 201,
+      handle: async (ctx) => created(def.entity, (await def.create(ctx as RouteCtx<Static<C>>)).id),
+    }),
+    route({
+      ...common, method: 'GET', path: def.routes.item, summary: `Get a ${def.noun}`, response: def.detail,
+      handle: (ctx) => {
+        const listing = def.listing(ctx as RouteCtx)
+        return ok(listing.toView(found(listing.get(ctx.params.id))))
+      },
+    }),
+    route({ ...common, method: 'PUT', path: def.routes.item, summary: `Update all fields of a ${def.noun}`, body: def.bodies.put, handle: update(true) }),
+    route({ ...common, method: 'PATCH', path: def.routes.item, summary: `Update the given fields of a ${def.noun}`, body: def.bodies.patch, handle: update(false) }),
+    route({
+      ...common, method: 'DELETE', path: def.routes.item, summary: `Delete a ${def.noun}`,
+      handle: async (ctx) => {
+        await def.remove(ctx as RouteCtx)
+        return okEmpty()
+      },
+    }),
+  ]
+}
+
+export const SERVICE_SYMBOLS = { ...BASE_SYMBOLS, name: 'string', terminatorStrategy: 'string', roleAttributes: 'set', isFabricOnly: 'boolean', configs: 'set' } as const
+export const ROUTER_SYMBOLS = { ...BASE_SYMBOLS, name: 'string', fingerprint: 'string', cost: 'number', noTraversal: 'boolean', disabled: 'boolean', connected: 'boolean' } as const
+export const EDGE_ROUTER_SYMBOLS = { ...ROUTER_SYMBOLS, roleAttributes: 'set', isVerified: 'boolean', isTunnelerEnabled: 'boolean', online: 'boolean' } as const
+export const TERMINATOR_SYMBOLS = {
+  ...BASE_SYMBOLS, service: 'string', router: 'string', binding: 'string', address: 'string', identity: 'string', cost: 'number', precedence: 'string', hostId: 'string',
+} as const
+const POLICY_SYMBOLS = { ...BASE_SYMBOLS, name: 'string', semantic: 'string' } as const
+const NAMED = ['id', 'name'] as const
+const ROLED = ['id', 'name', 'roleAttributes'] as const
+
+/**
+ * Services as the Management API shows them to the caller: `permissions` are the caller's (["Invalid"] when none);
+ * `config` holds the config types named by the `configTypes` query (comma separated, names or ids, or `all`).
+ */
+export function serviceListing(deps: GraphRouteDeps, ctx: RouteCtx): Listing<Service> {
+  const g = deps.graph.snapshot()
+  const caller = ctx.auth.identity.id
+  const asked = ctx.query.configTypes
+  const lookups: ConfigLookups = { config: (id) => g.config(id), configType: (id) => g.configType(id), configTypeIdByName: (n) => g.configTypes.idByName(n), overrideConfig: (i, s, t) => g.overrideConfig(i, s, t) }
+  const selection = selectConfigTypes(asked === undefined ? [] : Array.isArray(asked) ? asked : [asked], lookups)
+  return {
+    symbols: SERVICE_SYMBOLS,
+    indexed: ROLED,
+    presortedById: true,
+    get: (id) => g.services.get(id),
+    candidates: (hint) => tableCandidates(g.services, hint),
+    toRow: toServiceRow,
+    toView: (s) =>
+      toServiceDetail(s, {
+        permissions: deps.reads.permissionsOf(caller, s.id),
+        config: configMap(s, caller, selection, lookups) as Record<string, Record<string, unknown>>,
+      }),
+    roleOf: (s) => s,
+  }
+}
+
+export function edgeRouterListing(deps: GraphRouteDeps): Listing<Router> {
+  const t = deps.graph.snapshot().edgeRouters
+  return {
+    symbols: EDGE_ROUTER_SYMBOLS,
+    indexed: ROLED,
+    presortedById: true,
+    get: (id) => t.get(id),
+    candidates: (hint) => tableCandidates(t, hint),
+    toRow: toEdgeRouterRow,
+    toView: toEdgeRouterDetail,
+    roleOf: (r) => r,
+  }
+}
+
+/** Edge and fabric routers alike (the fabric view). */
+export function routerListing(deps: GraphRouteDeps): Listing<Router> {
+  const t = deps.graph.snapshot().routers
+  return { symbols: ROUTER_SYMBOLS, indexed: NAMED, presortedById: true, get: (id) => t.get(id), candidates: (hint) => tableCandidates(t, hint), toRow: toRouterRow, toView: toRouterDetail }
+}
+
+export function configTypeListing(deps: GraphRouteDeps): Listing<ConfigType> {
+  const t = deps.graph.snapshot().configTypes
+  return {
+    symbols: { ...BASE_SYMBOLS, name: 'string', schema: 'map', target: 'string' },
+    indexed: NAMED,
+    presortedById: true,
+    get: (id) => t.get(id),
+    candidates: (hint) => tableCandidates(t, hint),
+    toRow: toConfigTypeRow,
+    toView: toConfigTypeDetail,
+  }
+}
+
+export function configListing(deps: GraphRouteDeps): Listing<Config> {
+  const g = deps.graph.snapshot()
+  return {
+    symbols: { ...BASE_SYMBOLS, name: 'string', type: 'string' },
+    indexed: NAMED,
+    presortedById: true,
+    get: (id) => g.configs.get(id),
+    candidates: (hint) => tableCandidates(g.configs, hint),
+    toRow: toConfigRow,
+    toView: (c) => toConfigDetail(c, g.configTypes.get(c.configTypeId)?.name ?? c.configTypeId),
+  }
+}
+
+export function terminatorListing(deps: GraphRouteDeps): Listing<Terminator> {
+  const g = deps.graph.snapshot()
+  return {
+    symbols: TERMINATOR_SYMBOLS,
+    indexed: ['id'],
+    presortedById: true,
+    get: (id) => g.terminators.get(id),
+    candidates: (hint) => tableCandidates(g.terminators, hint),
+    toRow: toTerminatorRow,
+    toView: (t) =>
+      toTerminatorDetail(t, { service: g.services.get(t.serviceId)?.name ?? t.serviceId, router: g.routers.get(t.routerId)?.name ?? t.routerId }),
+  }
+}
+
+export function servicePolicyListing(deps: GraphRouteDeps): Listing<ServicePolicy> {
+  const t = deps.graph.snapshot().servicePolicies
+  const names = nameOf(deps)
+  return {
+    symbols: { ...POLICY_SYMBOLS, type: 'string', identityRoles: 'set', serviceRoles: 'set', postureCheckRoles: 'set', identities: 'set', services: 'set' },
+    indexed: NAMED,
+    presortedById: true,
+    get: (id) => t.get(id),
+    candidates: (hint) => tableCandidates(t, hint),
+    toRow: (p) => toServicePolicyRow(p, (kind) => deps.reads.membersOf(p.id, kind)),
+    toView: (p) => toServicePolicyDetail(p, names),
+  }
+}
+
+export function edgeRouterPolicyListing(deps: GraphRouteDeps): Listing<EdgeRouterPolicy> {
+  const t = deps.graph.snapshot().edgeRouterPolicies
+  const names = nameOf(deps)
+  return {
+    symbols: { ...POLICY_SYMBOLS, identityRoles: 'set', edgeRouterRoles: 'set' },
+    indexed: NAMED,
+    presortedById: true,
+    get: (id) => t.get(id),
+    candidates: (hint) => tableCandidates(t, hint),
+    toRow: toEdgeRouterPolicyRow,
+    toView: (p) => toEdgeRouterPolicyDetail(p, names),
+  }
+}
+
+export function serviceEdgeRouterPolicyListing(deps: GraphRouteDeps): Listing<ServiceEdgeRouterPolicy> {
+  const t = deps.graph.snapshot().serviceEdgeRouterPolicies
+  const names = nameOf(deps)
+  return {
+    symbols: { ...POLICY_SYMBOLS, serviceRoles: 'set', edgeRouterRoles: 'set' },
+    indexed: NAMED,
+    presortedById: true,
+    get: (id) => t.get(id),
+    candidates: (hint) => tableCandidates(t, hint),
+    toRow: toServiceEdgeRouterPolicyRow,
+    toView: (p) => toServiceEdgeRouterPolicyDetail(p, names),
+  }
+}

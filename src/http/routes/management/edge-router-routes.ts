@@ -1,0 +1,101 @@
+/**
+ * Management API: edge routers (CRUD) and their sub-lists: the policies selecting them, the identities and services
+ * that may use them (from the policy index). After every write the router's identity is made to match it: a
+ * tunneler-enabled edge router has an identity with its id and name (type Router); any other router has none.
+ */
+import type { RouterFields } from '../../../actors/policy-graph/policy-graph-messages.ts'
+import type { RouteCtx, RouteDef } from '../../http-route.ts'
+import { IdentityDetail } from '../../../../schemas/identity.ts'
+import { EdgeRouterPolicyDetail, ServiceEdgeRouterPolicyDetail } from '../../../../schemas/policy.ts'
+import { EdgeRouterCreate, EdgeRouterDetail, EdgeRouterPatch, EdgeRouterUpdate } from '../../../../schemas/router.ts'
+import { ServiceDetail } from '../../../../schemas/service.ts'
+import { changeOf } from '../route-change.ts'
+import {
+  crudRoutes,
+  edgeRouterListing,
+  edgeRouterPolicyListing,
+  found,
+  identityListing,
+  presentFields,
+  serviceEdgeRouterPolicyListing,
+  serviceListing,
+  subListRoute,
+  type GraphRouteDeps,
+} from './crud-routes.ts'
+
+const ROUTES = {
+  list: '/edge-routers',
+  item: '/edge-routers/:id',
+  edgeRouterPolicies: '/edge-routers/:id/edge-router-policies',
+  serviceEdgeRouterPolicies: '/edge-routers/:id/service-edge-router-policies',
+  identities: '/edge-routers/:id/identities',
+  services: '/edge-routers/:id/services',
+} as const
+
+const FIELDS = ['name', 'roleAttributes', 'cost', 'noTraversal', 'disabled', 'isTunnelerEnabled', 'appData', 'tags'] as const
+
+/** Wire body → actor fields; a null name on a patch means "leave it". */
+function toFields(body: object): RouterFields {
+  const f = presentFields<RouterFields>(body, FIELDS)
+  if (f.name === null) delete f.name
+  return f
+}
+
+/**
+ * Makes the identity of router `routerId` match the router as the graph now holds it (see the file header).
+ * Runs after the graph's write; the graph refuses a tunneler router whose name another identity holds.
+ */
+export async function syncRouterIdentity(deps: GraphRouteDeps, routerId: string, ctx: RouteCtx<unknown, unknown>): Promise<void> {
+  const router = deps.graph.snapshot().routers.get(routerId)
+  const present = router !== undefined && router.isEdge && router.isTunnelerEnabled
+  const identity = deps.identities.snapshot().identity(routerId)
+  if (present ? identity?.name === router.name && identity.typeId === 'Router' : identity === undefined) return
+  await deps.identities.ask({ type: 'identity.syncRouterIdentity', routerId, name: router?.name ?? '', present, change: changeOf(ctx) })
+}
+
+export function edgeRouterRoutes(deps: GraphRouteDeps): RouteDef[] {
+  const edgeRouter = (id: string) => deps.graph.snapshot().edgeRouters.get(id)
+  const sub = { tag: 'Edge Router', parent: edgeRouter }
+  return [
+    ...crudRoutes({
+      tag: 'Edge Router', routes: ROUTES, entity: 'edge-routers', noun: 'edge router', detail: EdgeRouterDetail, roleFilter: true,
+      listing: () => edgeRouterListing(deps),
+      bodies: { create: EdgeRouterCreate, put: EdgeRouterUpdate, patch: EdgeRouterPatch },
+      create: async (ctx) => {
+        const { id } = await deps.graph.ask({ type: 'router.create', input: toFields(ctx.body), isEdge: true, change: changeOf(ctx) })
+        await syncRouterIdentity(deps, id, ctx)
+        return { id }
+      },
+      update: async (ctx, replace) => {
+        const id = found(edgeRouter(ctx.params.id)).id
+        await deps.graph.ask({ type: 'router.update', id, input: toFields(ctx.body), replace, change: changeOf(ctx) })
+        await syncRouterIdentity(deps, id, ctx)
+      },
+      remove: async (ctx) => {
+        const id = found(edgeRouter(ctx.params.id)).id
+        await deps.graph.ask({ type: 'router.delete', id, change: changeOf(ctx) })
+        await syncRouterIdentity(deps, id, ctx)
+      },
+    }),
+    subListRoute({
+      ...sub, path: ROUTES.edgeRouterPolicies, summary: 'List the edge router policies selecting an edge router', response: EdgeRouterPolicyDetail,
+      ids: (id) => deps.reads.policiesOf('router', id, 'edge-router-policy'),
+      listing: () => edgeRouterPolicyListing(deps),
+    }),
+    subListRoute({
+      ...sub, path: ROUTES.serviceEdgeRouterPolicies, summary: 'List the service edge router policies selecting an edge router', response: ServiceEdgeRouterPolicyDetail,
+      ids: (id) => deps.reads.policiesOf('router', id, 'service-edge-router-policy'),
+      listing: () => serviceEdgeRouterPolicyListing(deps),
+    }),
+    subListRoute({
+      ...sub, path: ROUTES.identities, summary: 'List the identities that may use an edge router', response: IdentityDetail,
+      ids: (id) => deps.reads.identitiesOfRouter(id),
+      listing: () => identityListing(deps),
+    }),
+    subListRoute({
+      ...sub, path: ROUTES.services, summary: 'List the services reachable over an edge router', response: ServiceDetail,
+      ids: (id) => deps.reads.servicesOfRouter(id),
+      listing: (ctx) => serviceListing(deps, ctx),
+    }),
+  ]
+}

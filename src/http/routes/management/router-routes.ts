@@ -1,0 +1,36 @@
+/**
+ * Management API: routers, the fabric view. Lists every router, edge ones included; creating one makes a fabric-only
+ * router. Writes touch only the fabric fields, so an edge router keeps its edge fields when changed here.
+ */
+import type { RouterFields } from '../../../actors/policy-graph/policy-graph-messages.ts'
+import { RouterCreate, RouterDetail, RouterPatch, RouterUpdate } from '../../../../schemas/router.ts'
+import type { RouteDef } from '../../http-route.ts'
+import { changeOf } from '../route-change.ts'
+import { crudRoutes, presentFields, routerListing, type GraphRouteDeps } from './crud-routes.ts'
+import { syncRouterIdentity } from './edge-router-routes.ts'
+
+const ROUTES = { list: '/routers', item: '/routers/:id' } as const
+
+const FIELDS = ['name', 'cost', 'noTraversal', 'disabled', 'tags'] as const
+/** What a put resets the absent fabric fields to. */
+const FABRIC_DEFAULTS: RouterFields = { cost: 0, noTraversal: false, disabled: false, tags: {} }
+
+export function routerRoutes(deps: GraphRouteDeps): RouteDef[] {
+  return crudRoutes({
+    tag: 'Router', routes: ROUTES, entity: 'routers', noun: 'router', detail: RouterDetail,
+    listing: () => routerListing(deps),
+    bodies: { create: RouterCreate, put: RouterUpdate, patch: RouterPatch },
+    create: (ctx) => deps.graph.ask({ type: 'router.create', input: presentFields<RouterFields>(ctx.body, FIELDS), isEdge: false, change: changeOf(ctx) }),
+    update: async (ctx, replace) => {
+      const given = presentFields<RouterFields>(ctx.body, FIELDS)
+      // a put resets only the fabric fields: the edge fields of an edge router are not this view's to clear
+      const input = replace ? { ...FABRIC_DEFAULTS, ...Object.fromEntries(Object.entries(given).filter(([, v]) => v !== null)) } : given
+      await deps.graph.ask({ type: 'router.update', id: ctx.params.id, input, replace: false, change: changeOf(ctx) })
+      await syncRouterIdentity(deps, ctx.params.id, ctx)
+    },
+    remove: async (ctx) => {
+      await deps.graph.ask({ type: 'router.delete', id: ctx.params.id, change: changeOf(ctx) })
+      await syncRouterIdentity(deps, ctx.params.id, ctx)
+    },
+  })
+}

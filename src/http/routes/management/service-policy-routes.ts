@@ -1,0 +1,66 @@
+/** Management API: service policies (CRUD) and the identities, services and posture checks each selects. */
+import type { ServicePolicyFields } from '../../../actors/policy-graph/policy-graph-messages.ts'
+import { Type } from '@sinclair/typebox'
+import { BaseEntity } from '../../../../schemas/common.ts'
+import { IdentityDetail } from '../../../../schemas/identity.ts'
+import { ServicePolicyCreate, ServicePolicyDetail, ServicePolicyPatch, ServicePolicyUpdate } from '../../../../schemas/policy.ts'
+import { ServiceDetail } from '../../../../schemas/service.ts'
+import { BASE_SYMBOLS } from '../../http-list.ts'
+import type { RouteDef } from '../../http-route.ts'
+import {
+  crudRoutes,
+  graphWrites,
+  identityListing,
+  presentFields,
+  serviceListing,
+  servicePolicyListing,
+  subListRoute,
+  type GraphRouteDeps,
+  type Listing,
+} from './crud-routes.ts'
+
+const ROUTES = {
+  list: '/service-policies',
+  item: '/service-policies/:id',
+  identities: '/service-policies/:id/identities',
+  services: '/service-policies/:id/services',
+  postureChecks: '/service-policies/:id/posture-checks',
+} as const
+
+const FIELDS = ['name', 'type', 'semantic', 'identityRoles', 'serviceRoles', 'postureCheckRoles', 'tags'] as const
+
+/** Posture checks do not exist yet: the list is always empty, with their filterable fields. */
+const POSTURE_CHECKS: Listing<never> = {
+  symbols: { ...BASE_SYMBOLS, name: 'string', typeId: 'string', roleAttributes: 'set' },
+  get: () => undefined,
+  candidates: () => [],
+  toRow: () => ({}),
+  toView: () => ({}),
+}
+
+export function servicePolicyRoutes(deps: GraphRouteDeps): RouteDef[] {
+  const sub = { tag: 'Service Policy', parent: (id: string) => deps.graph.snapshot().servicePolicies.get(id) }
+  return [
+    ...crudRoutes({
+      tag: 'Service Policy', routes: ROUTES, entity: 'service-policies', noun: 'service policy', detail: ServicePolicyDetail,
+      listing: () => servicePolicyListing(deps),
+      bodies: { create: ServicePolicyCreate, put: ServicePolicyUpdate, patch: ServicePolicyPatch },
+      ...graphWrites(deps, 'servicePolicy', (body) => presentFields<ServicePolicyFields>(body, FIELDS)),
+    }),
+    subListRoute({
+      ...sub, path: ROUTES.identities, summary: 'List the identities a service policy selects', response: IdentityDetail,
+      ids: (id) => deps.reads.membersOf(id, 'identity'),
+      listing: () => identityListing(deps),
+    }),
+    subListRoute({
+      ...sub, path: ROUTES.services, summary: 'List the services a service policy selects', response: ServiceDetail,
+      ids: (id) => deps.reads.membersOf(id, 'service'),
+      listing: (ctx) => serviceListing(deps, ctx),
+    }),
+    subListRoute({
+      ...sub, path: ROUTES.postureChecks, summary: 'List the posture checks a service policy selects', response: Type.Object(BaseEntity),
+      ids: (id) => deps.reads.membersOf(id, 'posture-check'),
+      listing: () => POSTURE_CHECKS,
+    }),
+  ]
+}
