@@ -9,7 +9,6 @@ import type { PolicyGraphActor } from '../../../actors/policy-graph/policy-graph
 import type { PolicyGraphMsg } from '../../../actors/policy-graph/policy-graph-messages.ts'
 import type { ReadTable } from '../../../actors/policy-graph/policy-graph-table.ts'
 import type { SessionRegistryActor } from '../../../actors/session-registry/session-registry-actor.ts'
-import type { Identity } from '../../../domain/identity/identity-types.ts'
 import type { PolicyReads } from '../../../domain/policy/policy-reads.ts'
 import type {
   Config,
@@ -28,7 +27,6 @@ import { ListQuery, RoleListQuery } from '../../../../schemas/common.ts'
 import { created, ok, okEmpty } from '../../http-envelope.ts'
 import { BASE_SYMBOLS, respondList, type ListSpec } from '../../http-list.ts'
 import { route, type RouteCtx, type RouteDef } from '../../http-route.ts'
-import { toIdentityDetail, toIdentityRow } from '../../mappers/identity-mapper.ts'
 import { configMap, selectConfigTypes, type ConfigLookups } from '../../mappers/client-service-mapper.ts'
 import { toConfigDetail, toConfigRow, toConfigTypeDetail, toConfigTypeRow } from '../../mappers/config-mapper.ts'
 import {
@@ -44,7 +42,7 @@ import { toEdgeRouterDetail, toEdgeRouterRow, toRouterDetail, toRouterRow } from
 import { toServiceDetail, toServiceRow } from '../../mappers/service-mapper.ts'
 import { toTerminatorDetail, toTerminatorRow } from '../../mappers/terminator-mapper.ts'
 import { changeOf } from '../route-change.ts'
-import { IDENTITY_SYMBOLS } from './identity-routes.ts'
+export { identityListing } from './identity-routes.ts'
 
 /** What every policy-graph route factory takes. */
 export interface GraphRouteDeps {
@@ -107,38 +105,6 @@ export function nameOf(deps: Pick<GraphRouteDeps, 'graph' | 'identities'>): Name
     if (kind === 'service') return g.services.get(id)?.name
     if (kind === 'router') return g.edgeRouters.get(id)?.name
     return undefined
-  }
-}
-
-/** Identities as the Management API shows them (the same view as /identities). */
-export function identityListing(deps: Pick<GraphRouteDeps, 'identities' | 'sessions' | 'clock'>): Listing<Identity> {
-  const s = () => deps.identities.snapshot()
-  return {
-    symbols: IDENTITY_SYMBOLS,
-    indexed: ['id', 'name', 'roleAttributes'],
-    presortedById: true,
-    get: (id) => s().identity(id),
-    candidates: (hint) => {
-      const st = s()
-      if (!hint) return st.identitiesById()
-      const ids = new Set<string>()
-      for (const v of hint.values) {
-        if (hint.field === 'id') ids.add(v)
-        else if (hint.field === 'name') {
-          const id = st.identityIdByName(v)
-          if (id) ids.add(id)
-        } else for (const id of st.idsWithRole(v)) ids.add(id)
-      }
-      return [...ids].map((id) => st.identity(id)).filter((i): i is Identity => i !== undefined)
-    },
-    toRow: toIdentityRow,
-    toView: (i) =>
-      toIdentityDetail(i, {
-        authenticators: s().authenticatorsOf(i.id),
-        hasApiSession: deps.sessions.snapshot().hasSession(i.id),
-        now: deps.clock.now(),
-      }),
-    roleOf: (i) => i,
   }
 }
 
@@ -255,6 +221,11 @@ const POLICY_SYMBOLS = { ...BASE_SYMBOLS, name: 'string', semantic: 'string' } a
 const NAMED = ['id', 'name'] as const
 const ROLED = ['id', 'name', 'roleAttributes'] as const
 
+/** The listing of a graph table: id order, index hints on the `indexed` fields, lookups by id. */
+function tableListing<T extends { id: string }>(table: ReadTable<T>, spec: Omit<Listing<T>, 'get' | 'candidates' | 'presortedById'>): Listing<T> {
+  return { ...spec, presortedById: true, get: (id) => table.get(id), candidates: (hint) => tableCandidates(table, hint) }
+}
+
 /**
  * Services as the Management API shows them to the caller: `permissions` are the caller's (["Invalid"] when none);
  * `config` holds the config types named by the `configTypes` query (comma separated, names or ids, or `all`).
@@ -263,14 +234,16 @@ export function serviceListing(deps: GraphRouteDeps, ctx: RouteCtx): Listing<Ser
   const g = deps.graph.snapshot()
   const caller = ctx.auth.identity.id
   const asked = ctx.query.configTypes
-  const lookups: ConfigLookups = { config: (id) => g.config(id), configType: (id) => g.configType(id), configTypeIdByName: (n) => g.configTypes.idByName(n), overrideConfig: (i, s, t) => g.overrideConfig(i, s, t) }
+  const lookups: ConfigLookups = {
+    config: (id) => g.config(id),
+    configType: (id) => g.configType(id),
+    configTypeIdByName: (n) => g.configTypes.idByName(n),
+    overrideConfig: (i, s, t) => g.overrideConfig(i, s, t),
+  }
   const selection = selectConfigTypes(asked === undefined ? [] : Array.isArray(asked) ? asked : [asked], lookups)
-  return {
+  return tableListing(g.services, {
     symbols: SERVICE_SYMBOLS,
     indexed: ROLED,
-    presortedById: true,
-    get: (id) => g.services.get(id),
-    candidates: (hint) => tableCandidates(g.services, hint),
     toRow: toServiceRow,
     toView: (s) =>
       toServiceDetail(s, {
@@ -278,107 +251,67 @@ export function serviceListing(deps: GraphRouteDeps, ctx: RouteCtx): Listing<Ser
         config: configMap(s, caller, selection, lookups) as Record<string, Record<string, unknown>>,
       }),
     roleOf: (s) => s,
-  }
+  })
 }
 
 export function edgeRouterListing(deps: GraphRouteDeps): Listing<Router> {
-  const t = deps.graph.snapshot().edgeRouters
-  return {
-    symbols: EDGE_ROUTER_SYMBOLS,
-    indexed: ROLED,
-    presortedById: true,
-    get: (id) => t.get(id),
-    candidates: (hint) => tableCandidates(t, hint),
-    toRow: toEdgeRouterRow,
-    toView: toEdgeRouterDetail,
-    roleOf: (r) => r,
-  }
+  return tableListing(deps.graph.snapshot().edgeRouters, { symbols: EDGE_ROUTER_SYMBOLS, indexed: ROLED, toRow: toEdgeRouterRow, toView: toEdgeRouterDetail, roleOf: (r) => r })
 }
 
 /** Edge and fabric routers alike (the fabric view). */
 export function routerListing(deps: GraphRouteDeps): Listing<Router> {
-  const t = deps.graph.snapshot().routers
-  return { symbols: ROUTER_SYMBOLS, indexed: NAMED, presortedById: true, get: (id) => t.get(id), candidates: (hint) => tableCandidates(t, hint), toRow: toRouterRow, toView: toRouterDetail }
+  return tableListing(deps.graph.snapshot().routers, { symbols: ROUTER_SYMBOLS, indexed: NAMED, toRow: toRouterRow, toView: toRouterDetail })
 }
 
 export function configTypeListing(deps: GraphRouteDeps): Listing<ConfigType> {
-  const t = deps.graph.snapshot().configTypes
-  return {
-    symbols: { ...BASE_SYMBOLS, name: 'string', schema: 'map', target: 'string' },
-    indexed: NAMED,
-    presortedById: true,
-    get: (id) => t.get(id),
-    candidates: (hint) => tableCandidates(t, hint),
-    toRow: toConfigTypeRow,
-    toView: toConfigTypeDetail,
-  }
+  const symbols = { ...BASE_SYMBOLS, name: 'string', schema: 'map', target: 'string' } as const
+  return tableListing(deps.graph.snapshot().configTypes, { symbols, indexed: NAMED, toRow: toConfigTypeRow, toView: toConfigTypeDetail })
 }
 
 export function configListing(deps: GraphRouteDeps): Listing<Config> {
   const g = deps.graph.snapshot()
-  return {
+  return tableListing(g.configs, {
     symbols: { ...BASE_SYMBOLS, name: 'string', type: 'string' },
     indexed: NAMED,
-    presortedById: true,
-    get: (id) => g.configs.get(id),
-    candidates: (hint) => tableCandidates(g.configs, hint),
     toRow: toConfigRow,
     toView: (c) => toConfigDetail(c, g.configTypes.get(c.configTypeId)?.name ?? c.configTypeId),
-  }
+  })
 }
 
 export function terminatorListing(deps: GraphRouteDeps): Listing<Terminator> {
   const g = deps.graph.snapshot()
-  return {
+  const name = (t: { name: string } | undefined, id: string) => t?.name ?? id
+  return tableListing(g.terminators, {
     symbols: TERMINATOR_SYMBOLS,
     indexed: ['id'],
-    presortedById: true,
-    get: (id) => g.terminators.get(id),
-    candidates: (hint) => tableCandidates(g.terminators, hint),
     toRow: toTerminatorRow,
-    toView: (t) =>
-      toTerminatorDetail(t, { service: g.services.get(t.serviceId)?.name ?? t.serviceId, router: g.routers.get(t.routerId)?.name ?? t.routerId }),
-  }
+    toView: (t) => toTerminatorDetail(t, { service: name(g.services.get(t.serviceId), t.serviceId), router: name(g.routers.get(t.routerId), t.routerId) }),
+  })
 }
 
 export function servicePolicyListing(deps: GraphRouteDeps): Listing<ServicePolicy> {
-  const t = deps.graph.snapshot().servicePolicies
   const names = nameOf(deps)
-  return {
+  return tableListing(deps.graph.snapshot().servicePolicies, {
     symbols: { ...POLICY_SYMBOLS, type: 'string', identityRoles: 'set', serviceRoles: 'set', postureCheckRoles: 'set', identities: 'set', services: 'set' },
     indexed: NAMED,
-    presortedById: true,
-    get: (id) => t.get(id),
-    candidates: (hint) => tableCandidates(t, hint),
     toRow: (p) => toServicePolicyRow(p, (kind) => deps.reads.membersOf(p.id, kind)),
     toView: (p) => toServicePolicyDetail(p, names),
-  }
+  })
 }
 
 export function edgeRouterPolicyListing(deps: GraphRouteDeps): Listing<EdgeRouterPolicy> {
-  const t = deps.graph.snapshot().edgeRouterPolicies
   const names = nameOf(deps)
-  return {
-    symbols: { ...POLICY_SYMBOLS, identityRoles: 'set', edgeRouterRoles: 'set' },
-    indexed: NAMED,
-    presortedById: true,
-    get: (id) => t.get(id),
-    candidates: (hint) => tableCandidates(t, hint),
-    toRow: toEdgeRouterPolicyRow,
-    toView: (p) => toEdgeRouterPolicyDetail(p, names),
-  }
+  const symbols = { ...POLICY_SYMBOLS, identityRoles: 'set', edgeRouterRoles: 'set' } as const
+  return tableListing(deps.graph.snapshot().edgeRouterPolicies, { symbols, indexed: NAMED, toRow: toEdgeRouterPolicyRow, toView: (p) => toEdgeRouterPolicyDetail(p, names) })
 }
 
 export function serviceEdgeRouterPolicyListing(deps: GraphRouteDeps): Listing<ServiceEdgeRouterPolicy> {
-  const t = deps.graph.snapshot().serviceEdgeRouterPolicies
   const names = nameOf(deps)
-  return {
-    symbols: { ...POLICY_SYMBOLS, serviceRoles: 'set', edgeRouterRoles: 'set' },
+  const symbols = { ...POLICY_SYMBOLS, serviceRoles: 'set', edgeRouterRoles: 'set' } as const
+  return tableListing(deps.graph.snapshot().serviceEdgeRouterPolicies, {
+    symbols,
     indexed: NAMED,
-    presortedById: true,
-    get: (id) => t.get(id),
-    candidates: (hint) => tableCandidates(t, hint),
     toRow: toServiceEdgeRouterPolicyRow,
     toView: (p) => toServiceEdgeRouterPolicyDetail(p, names),
-  }
+  })
 }

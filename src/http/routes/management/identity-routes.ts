@@ -10,7 +10,7 @@ import { ListQuery, RoleListQuery } from '../../../../schemas/common.ts'
 import { IdentityCreate, IdentityDetail, IdentityPatch, IdentityTypeDetail, IdentityUpdate } from '../../../../schemas/identity.ts'
 import { AuthenticatorDetail } from '../../../../schemas/authenticator.ts'
 import { created, ok, okEmpty } from '../../http-envelope.ts'
-import { BASE_SYMBOLS, respondList } from '../../http-list.ts'
+import { BASE_SYMBOLS, respondList, type ListSpec } from '../../http-list.ts'
 import { route, type RouteCtx, type RouteDef } from '../../http-route.ts'
 import { toIdentityDetail, toIdentityRow, toIdentityTypeDetail } from '../../mappers/identity-mapper.ts'
 import { toAuthenticatorDetail, toAuthenticatorRow } from '../../mappers/authenticator-mapper.ts'
@@ -35,6 +35,34 @@ export const IDENTITY_SYMBOLS = {
   isAdmin: 'boolean',
   isDefaultAdmin: 'boolean',
 } as const
+
+/** Identities as the Management API lists them: this list and every sub-list of identities (policies, routers). */
+export function identityListing(deps: Pick<IdentityRouteDeps, 'identities' | 'sessions' | 'clock'>): ListSpec<Identity> & { get(id: string): Identity | undefined } {
+  const s = () => deps.identities.snapshot()
+  return {
+    symbols: IDENTITY_SYMBOLS,
+    indexed: ['id', 'name', 'roleAttributes'],
+    presortedById: true,
+    get: (id) => s().identity(id),
+    candidates: (hint) => {
+      const st = s()
+      if (!hint) return st.identitiesById()
+      const ids = new Set<string>()
+      for (const v of hint.values) {
+        if (hint.field === 'id') ids.add(v)
+        else if (hint.field === 'name') {
+          const id = st.identityIdByName(v)
+          if (id) ids.add(id)
+        } else for (const id of st.idsWithRole(v)) ids.add(id)
+      }
+      return [...ids].map((id) => st.identity(id)).filter((i): i is Identity => i !== undefined)
+    },
+    toRow: toIdentityRow,
+    toView: (i) =>
+      toIdentityDetail(i, { authenticators: s().authenticatorsOf(i.id), hasApiSession: deps.sessions.snapshot().hasSession(i.id), now: deps.clock.now() }),
+    roleOf: (i) => i,
+  }
+}
 
 export interface IdentityRouteDeps {
   identities: IdentityActor
@@ -79,14 +107,8 @@ function toFields(b: IdentityInput): IdentityFields {
 }
 
 export function identityRoutes(deps: IdentityRouteDeps): RouteDef[] {
-  const view = (i: Identity) => {
-    const s = deps.identities.snapshot()
-    return toIdentityDetail(i, {
-      authenticators: s.authenticatorsOf(i.id),
-      hasApiSession: deps.sessions.snapshot().hasSession(i.id),
-      now: deps.clock.now(),
-    })
-  }
+  const identities = identityListing(deps)
+  const view = identities.toView
   const find = (id: string): Identity => {
     const i = deps.identities.snapshot().identity(id)
     if (!i) throw ApiError.notFound()
@@ -100,29 +122,7 @@ export function identityRoutes(deps: IdentityRouteDeps): RouteDef[] {
     route({
       method: 'GET', path: ROUTES.list, apis: ['management'], access: 'admin', tag: 'Identity', summary: 'List identities',
       query: RoleListQuery, response: IdentityDetail,
-      handle: (ctx) => {
-        const s = deps.identities.snapshot()
-        return respondList(ctx.query, {
-          symbols: IDENTITY_SYMBOLS,
-          indexed: ['id', 'name', 'roleAttributes'],
-          presortedById: true,
-          candidates: (hint) => {
-            if (!hint) return s.identitiesById()
-            const ids = new Set<string>()
-            for (const v of hint.values) {
-              if (hint.field === 'id') ids.add(v)
-              else if (hint.field === 'name') {
-                const id = s.identityIdByName(v)
-                if (id) ids.add(id)
-              } else for (const id of s.idsWithRole(v)) ids.add(id)
-            }
-            return [...ids].map((id) => s.identity(id)).filter((i): i is Identity => i !== undefined)
-          },
-          toRow: toIdentityRow,
-          toView: view,
-          roleOf: (i) => i,
-        })
-      },
+      handle: (ctx) => respondList(ctx.query, identities),
     }),
     route({
       method: 'POST', path: ROUTES.list, apis: ['management'], access: 'admin', tag: 'Identity', summary: 'Create an identity',
