@@ -5,6 +5,9 @@
  * - authenticated GET /current-identity (target: >= 50% of raw)
  * - password logins/s against raw argon2id verifies/s with the same parameters (target: >= 90%)
  * - durable identity creates/s with 1 and with 50 concurrent clients (commits must batch)
+ * - the policy scale benchmark (bench/policy-scale.ts) on the real controller's 'small' scenario
+ * `bun run bench policy <scenario>` runs only the policy scale benchmark on a scenario of bench/policy-scenario.ts
+ * (small, medium, large, many-services, baseline); 'large' loads 100,000 identities and takes several minutes.
  * Environment: BENCH_SECONDS (per figure, default 3).
  */
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -13,35 +16,10 @@ import { join } from 'node:path'
 import { hash, verify } from '@node-rs/argon2'
 import { ARGON2_PARAMS } from '../src/auth/auth-password.ts'
 import { printFigure, runLoad } from './bench-load.ts'
+import { runPolicyScale, scenarioByName, startController } from './policy-scale.ts'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)
 const PASSWORD = 'bench-pass-1'
-const MAIN = join(import.meta.dir, '..', 'src', 'main.ts')
-
-async function startChild(dataDir: string): Promise<{ url: string; stop: () => Promise<void> }> {
-  const proc = Bun.spawn(['bun', MAIN, 'run', '--data', dataDir, '--listen', '127.0.0.1:0', '--admin-password', PASSWORD], {
-    stdout: 'pipe',
-    stderr: 'inherit',
-  })
-  const reader = proc.stdout.getReader()
-  let seen = ''
-  for (;;) {
-    const { value, done } = await reader.read()
-    if (done) throw new Error(`controller exited: ${seen}`)
-    seen += new TextDecoder().decode(value)
-    const m = /listening on (https:\/\/\S+)/.exec(seen)
-    if (m) {
-      reader.releaseLock()
-      return {
-        url: m[1],
-        stop: async () => {
-          proc.kill('SIGTERM')
-          await proc.exited
-        },
-      }
-    }
-  }
-}
 
 const tls = { rejectUnauthorized: false }
 const get = (url: string, headers: Record<string, string> = {}) => fetch(url, { headers, tls } as RequestInit)
@@ -50,7 +28,7 @@ const post = (url: string, body: unknown, headers: Record<string, string> = {}) 
 
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'edgeplane-bench-'))
-  const server = await startChild(dataDir)
+  const server = await startController(dataDir, PASSWORD)
   const mgmt = `${server.url}/edge/management/v1`
   const client = `${server.url}/edge/client/v1`
   const durationMs = SECONDS * 1000
@@ -120,4 +98,10 @@ async function loadExtraBenches(): Promise<{ name: string; value: number; unit: 
   }
 }
 
-await main()
+if (process.argv[2] === 'policy') {
+  await runPolicyScale({ spec: scenarioByName(process.argv[3] ?? 'small'), seconds: SECONDS })
+} else {
+  await main()
+  console.log('')
+  await runPolicyScale({ spec: scenarioByName('small'), seconds: Math.min(SECONDS, 2) })
+}
