@@ -10,7 +10,8 @@ import { ApiError } from '../../../errors/api-error.ts'
 import type { Clock } from '../../../lib/clock.ts'
 import { ListQuery, RoleListQuery } from '../../../../schemas/common.ts'
 import { ok } from '../../http-envelope.ts'
-import { BASE_SYMBOLS, listPage, respondList } from '../../http-list.ts'
+import { listPage, respondList } from '../../http-list.ts'
+import { EDGE_ROUTER_SYMBOLS, SERVICE_SYMBOLS, TERMINATOR_SYMBOLS } from '../management/crud-routes.ts'
 import { route, type RouteCtx, type RouteDef } from '../../http-route.ts'
 import { iso } from '../../mappers/identity-mapper.ts'
 import { toServiceRow } from '../../mappers/service-mapper.ts'
@@ -25,40 +26,6 @@ import {
   toClientServiceDetail,
   type ConfigLookups,
 } from '../../mappers/client-service-mapper.ts'
-
-export const CLIENT_SERVICE_SYMBOLS = {
-  ...BASE_SYMBOLS,
-  name: 'string',
-  terminatorStrategy: 'string',
-  roleAttributes: 'set',
-  configs: 'set',
-  isFabricOnly: 'boolean',
-} as const
-
-const EDGE_ROUTER_SYMBOLS = {
-  ...BASE_SYMBOLS,
-  name: 'string',
-  fingerprint: 'string',
-  cost: 'number',
-  noTraversal: 'boolean',
-  disabled: 'boolean',
-  roleAttributes: 'set',
-  isVerified: 'boolean',
-  isTunnelerEnabled: 'boolean',
-  connected: 'boolean',
-  online: 'boolean',
-} as const
-
-const TERMINATOR_SYMBOLS = {
-  ...BASE_SYMBOLS,
-  service: 'string',
-  router: 'string',
-  binding: 'string',
-  address: 'string',
-  identity: 'string',
-  cost: 'number',
-  precedence: 'string',
-} as const
 
 export interface ClientServiceDeps {
   graph: PolicyGraphActor
@@ -128,7 +95,7 @@ export function clientServiceRoutes(deps: ClientServiceDeps): RouteDef[] {
         const ids = deps.reads.servicesOfIdentity(identityId)
         const g = deps.graph.snapshot()
         return respondList(ctx.query, {
-          symbols: CLIENT_SERVICE_SYMBOLS,
+          symbols: SERVICE_SYMBOLS,
           indexed: ['id', 'name'],
           presortedById: true,
           candidates: (hint) => {

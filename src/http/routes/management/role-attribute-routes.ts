@@ -1,7 +1,7 @@
 /**
  * Management API: the role attributes in use by edge routers, identities, services and posture checks (from the
- * policy index). As in the real controller only `filter` is honoured, against the symbol `id` (the attribute itself):
- * the `limit` and `offset` parameters are ignored, so every match comes back unless the filter says `limit N`.
+ * policy index). The filter sees the attribute as the symbol `id`. Without `limit` every match comes back, as in the
+ * real controller; unlike it (which ignores them silently), a given `limit` and `offset` are honoured.
  * @see controller-behaviour.md §2 "Role-attribute lists"; edge-api management.yml listRoleAttributesEnvelope
  */
 import { Type } from '@sinclair/typebox'
@@ -24,7 +24,7 @@ export function roleAttributeRoutes(deps: { reads: PolicyReads }): RouteDef[] {
       method: 'GET', path, apis: ['management'], access: 'admin', tag: 'Role Attributes', summary: `List the role attributes in use (${kind})`,
       query: ListQuery, response: Type.String(),
       handle: (ctx) =>
-        respondList({ filter: ctx.query.filter, sort: ctx.query.sort, limit: '-1' }, {
+        respondList({ filter: ctx.query.filter, sort: ctx.query.sort, limit: ctx.query.limit ?? '-1', offset: ctx.query.offset }, {
           symbols: { id: 'string' },
           presortedById: true,
           candidates: () => deps.reads.attributesInUse(kind),
