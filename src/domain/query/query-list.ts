@@ -112,6 +112,11 @@ export function runList<T>(
   let totalCount = 0
 
   if (opts.presortedById && keys.length === 1 && keys[0].field === 'id' && keys[0].ascending) {
+    // no filter over an array: the page is a slice and the count its length, no row is built
+    if (q.predicate.kind === 'const' && q.predicate.value === true && Array.isArray(candidates)) {
+      const all = candidates as readonly T[]
+      return { items: all.slice(offset, pageEnd === Infinity ? undefined : pageEnd), totalCount: all.length, limit, offset }
+    }
     const items: T[] = []
     for (const c of candidates) {
       if (!test(toRow(c), undefined)) continue
