@@ -7,11 +7,7 @@ let srv: TestServer
 let alice: { id: string; token: string; client: ApiClient }
 const ids: Record<string, string> = {}
 
-async function create(path: string, body: Record<string, unknown>): Promise<string> {
-  const res = await srv.mgmt.post(path, body)
-  expectStatus(res, 201)
-  return res.body.data.id
-}
+const create = (path: string, body: Record<string, unknown>) => srv.create(path, body)
 
 async function identityWithLogin(name: string, roleAttributes: string[]): Promise<{ id: string; token: string; client: ApiClient }> {
   const id = await create('/identities', { name, type: 'User', isAdmin: false, roleAttributes })

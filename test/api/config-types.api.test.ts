@@ -12,11 +12,7 @@ afterAll(async () => {
   await srv.stop()
 })
 
-async function create(path: string, body: Record<string, unknown>): Promise<string> {
-  const res = await srv.mgmt.post(path, body)
-  expectStatus(res, 201)
-  return res.body.data.id
-}
+const create = (path: string, body: Record<string, unknown>) => srv.create(path, body)
 const SCHEMA = { type: 'object', properties: { port: { type: 'integer' } }, required: ['port'] }
 
 describe('built-in config types', () => {

@@ -17,11 +17,7 @@ afterAll(async () => {
   await srv.stop()
 })
 
-async function create(path: string, body: Record<string, unknown>): Promise<string> {
-  const res = await srv.mgmt.post(path, body)
-  expectStatus(res, 201)
-  return res.body.data.id
-}
+const create = (path: string, body: Record<string, unknown>) => srv.create(path, body)
 
 describe('POST /configs', () => {
   it('creates a config whose data matches its type, shown with its type as an entity reference', async () => {

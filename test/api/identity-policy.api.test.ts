@@ -25,11 +25,7 @@ afterAll(async () => {
   await srv.stop()
 })
 
-async function create(path: string, body: Record<string, unknown>): Promise<string> {
-  const res = await srv.mgmt.post(path, body)
-  expectStatus(res, 201)
-  return res.body.data.id
-}
+const create = (path: string, body: Record<string, unknown>) => srv.create(path, body)
 const idsOf = async (path: string) => {
   const res = await srv.mgmt.get(path)
   expectStatus(res, 200)

@@ -20,11 +20,7 @@ afterAll(async () => {
   await srv.stop()
 })
 
-async function create(path: string, body: Record<string, unknown>): Promise<string> {
-  const res = await srv.mgmt.post(path, body)
-  expectStatus(res, 201)
-  return res.body.data.id
-}
+const create = (path: string, body: Record<string, unknown>) => srv.create(path, body)
 const idsOf = async (path: string) => (await srv.mgmt.get(path)).body.data.map((e: { id: string }) => e.id).sort()
 
 describe('service policies', () => {

@@ -14,11 +14,7 @@ afterAll(async () => {
   await srv.stop()
 })
 
-async function create(path: string, body: Record<string, unknown>): Promise<string> {
-  const res = await srv.mgmt.post(path, body)
-  expectStatus(res, 201)
-  return res.body.data.id
-}
+const create = (path: string, body: Record<string, unknown>) => srv.create(path, body)
 
 describe('role attribute lists', () => {
   it('list the attributes in use per kind as sorted strings', async () => {

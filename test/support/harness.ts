@@ -51,6 +51,8 @@ export interface TestServer {
   login(username: string, password: string, api?: 'client' | 'management'): Promise<string>
   /** A client of `api` that sends `token`. */
   as(token: string | undefined, api: 'client' | 'management'): ApiClient
+  /** Creates a resource through the Management API as the admin; asserts 201 and answers its id. */
+  create(path: string, body: Record<string, unknown>): Promise<string>
   restart(): Promise<void>
   stop(): Promise<void>
 }
@@ -124,6 +126,11 @@ export async function startTestServer(opts: Partial<ServerOptions> = {}): Promis
   t.mgmt = makeClient(prefixOf('management'), () => adminToken.value)
   t.client = makeClient(prefixOf('client'), () => undefined)
   adminToken.value = await login(ADMIN.username, ADMIN.password)
+  t.create = async (path, body) => {
+    const res = await (t.mgmt as ApiClient).post(path, body)
+    expectStatus(res, 201)
+    return res.body.data.id as string
+  }
   t.server = server
   t.url = server.url
 
