@@ -105,6 +105,23 @@ export function sessionRoutes(deps: SessionRouteDeps): RouteDef[] {
     return s
   }
 
+  /** List, get and delete: the caller's own sessions (Client API) or every session (Management API, admins). */
+  const readRoutes = (api: 'client' | 'management', own: boolean): RouteDef[] => {
+    const common = { apis: [api], access: own ? ('session' as const) : ('admin' as const), tag: 'Session' }
+    const whose = own ? 'one of the caller\'s sessions' : 'a session'
+    return [
+      route({ ...common, method: 'GET', path: '/sessions', summary: own ? 'The caller\'s sessions' : 'List sessions', query: ListQuery, response: SessionDetail, handle: (ctx) => list(ctx, own) }),
+      route({ ...common, method: 'GET', path: '/sessions/:id', summary: `Get ${whose}`, response: SessionDetail, handle: (ctx) => ok(view(find(ctx, own))) }),
+      route({
+        ...common, method: 'DELETE', path: '/sessions/:id', summary: `Delete ${whose}`,
+        handle: async (ctx) => {
+          await deps.sessions.ask({ type: 'session.delete', id: find(ctx, own).id, change: changeOf(ctx) })
+          return okEmpty()
+        },
+      }),
+    ]
+  }
+
   return [
     route({
       method: 'POST', path: '/sessions', apis: ['client'], access: 'session', tag: 'Session', summary: 'Create a session to Dial or Bind a service',
@@ -129,35 +146,7 @@ export function sessionRoutes(deps: SessionRouteDeps): RouteDef[] {
         return json(201, { data: view(session), meta: {} })
       },
     }),
-    route({
-      method: 'GET', path: '/sessions', apis: ['client'], access: 'session', tag: 'Session', summary: 'The caller\'s sessions',
-      query: ListQuery, response: SessionDetail, handle: (ctx) => list(ctx, true),
-    }),
-    route({
-      method: 'GET', path: '/sessions/:id', apis: ['client'], access: 'session', tag: 'Session', summary: 'One of the caller\'s sessions',
-      response: SessionDetail, handle: (ctx) => ok(view(find(ctx, true))),
-    }),
-    route({
-      method: 'DELETE', path: '/sessions/:id', apis: ['client'], access: 'session', tag: 'Session', summary: 'Delete one of the caller\'s sessions',
-      handle: async (ctx) => {
-        await deps.sessions.ask({ type: 'session.delete', id: find(ctx, true).id, change: changeOf(ctx) })
-        return okEmpty()
-      },
-    }),
-    route({
-      method: 'GET', path: '/sessions', apis: ['management'], access: 'admin', tag: 'Session', summary: 'List sessions',
-      query: ListQuery, response: SessionDetail, handle: (ctx) => list(ctx, false),
-    }),
-    route({
-      method: 'GET', path: '/sessions/:id', apis: ['management'], access: 'admin', tag: 'Session', summary: 'Get a session',
-      response: SessionDetail, handle: (ctx) => ok(view(find(ctx, false))),
-    }),
-    route({
-      method: 'DELETE', path: '/sessions/:id', apis: ['management'], access: 'admin', tag: 'Session', summary: 'Delete a session',
-      handle: async (ctx) => {
-        await deps.sessions.ask({ type: 'session.delete', id: find(ctx, false).id, change: changeOf(ctx) })
-        return okEmpty()
-      },
-    }),
+    ...readRoutes('client', true),
+    ...readRoutes('management', false),
   ]
 }
