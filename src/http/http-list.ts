@@ -45,6 +45,12 @@ export function respondList<T>(params: ListParams, spec: ListSpec<T>): Response 
 
 /** The page of views a list query selects, with its pagination, for answers that are not a plain list envelope. */
 export function listPage<T>(params: ListParams, spec: ListSpec<T>): { items: unknown[]; result: { limit: number; offset: number; totalCount: number } } {
+  const { page, result } = selectPage(params, spec)
+  return { items: page.map(spec.toView), result }
+}
+
+/** The records of the page a list query selects (for lists that render their rows themselves), with its pagination. */
+export function selectPage<T>(params: ListParams, spec: Omit<ListSpec<T>, 'toView'>): { page: T[]; result: { limit: number; offset: number; totalCount: number } } {
   const q: ListQuery = parseListQuery(params.filter, spec.symbols, { sort: params.sort })
   const rf = spec.roleOf ? parseRoleFilter(params.roleFilter, params.roleSemantic) : undefined
   const hints = spec.indexed ? indexHints(q, spec.indexed) : []
@@ -60,5 +66,5 @@ export function listPage<T>(params: ListParams, spec: ListSpec<T>): { items: unk
   const result = runList(candidates, spec.toRow, q, { limit: params.limit, offset: params.offset }, {
     presortedById: (spec.presortedById ?? false) && hint === undefined,
   })
-  return { items: result.items.map(spec.toView), result }
+  return { page: result.items, result }
 }

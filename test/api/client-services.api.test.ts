@@ -84,6 +84,37 @@ describe('GET /services (client)', () => {
     web = (await alice.client.get(`/services/${ids.web}`)).body.data
     expect(web.config['intercept.v1'].addresses).toEqual(['alice.web.local'])
   })
+
+  it('a listing after an edit shows the edit: service fields, config data, the config type name, an override removed', async () => {
+    // rows are rendered once and reused: every kind of edit that shows in a row must be seen by the next listing
+    const bob = await identityWithLogin('erin', ['staff'])
+    const c3 = await create('/configs', { name: 'web-host', configTypeId: 'NH5p4FpGR', data: { protocol: 'tcp', address: 'localhost', port: 80 } })
+    const probeType = await create('/config-types', { name: 'probe.v1', schema: {} })
+    const c4 = await create('/configs', { name: 'web-probe', configTypeId: probeType, data: { every: '5s' } })
+    const webOf = async (who: { client: ApiClient }, query = '') =>
+      (await who.client.get(`/services${query}`)).body.data.find((s: { id: string }) => s.id === ids.web)
+    const types = '?configTypes=all'
+    expectStatus(await srv.mgmt.patch(`/services/${ids.web}`, { configs: [(await webOf(bob)).configs[0], c3, c4] }), 200)
+    expect((await webOf(bob, types)).config['host.v1']).toEqual({ protocol: 'tcp', address: 'localhost', port: 80 })
+    expect((await webOf(bob, types)).config['probe.v1']).toEqual({ every: '5s' })
+    expectStatus(await srv.mgmt.patch(`/config-types/${probeType}`, { name: 'probe.v2' }), 200)
+    expect(Object.keys((await webOf(bob, types)).config).sort()).toEqual(['host.v1', 'intercept.v1', 'probe.v2'])
+    expectStatus(await srv.mgmt.patch(`/configs/${c3}`, { data: { protocol: 'tcp', address: 'web.internal', port: 8443 } }), 200)
+    expect((await webOf(bob, types)).config['host.v1'].address).toBe('web.internal')
+    expectStatus(await srv.mgmt.patch(`/services/${ids.web}`, { tags: { team: 'web' }, maxIdleTimeMillis: 5000 }), 200)
+    const after = await webOf(bob, types)
+    expect(after).toMatchObject({ name: 'web', tags: { team: 'web' }, maxIdleTimeMillis: 5000 })
+    expect(Date.parse(after.updatedAt)).toBeGreaterThanOrEqual(Date.parse(after.createdAt))
+    // alice's override still wins for her; bob sees the service's config
+    expect((await webOf(alice, types)).config['intercept.v1'].addresses).toEqual(['alice.web.local'])
+    expect((await webOf(bob, types)).config['intercept.v1'].addresses).toEqual(['web.local'])
+    const overrides = (await srv.mgmt.get(`/identities/${alice.id}/service-configs`)).body.data
+    expectStatus(await srv.mgmt.del(`/identities/${alice.id}/service-configs`, { body: overrides.map((o: { serviceId: string; configId: string }) => ({ serviceId: o.serviceId, configId: o.configId })) }), 200)
+    expect((await webOf(alice, types)).config['intercept.v1'].addresses).toEqual(['web.local'])
+    // the one row and the listing render the same text
+    const one = await alice.client.get(`/services/${ids.web}${types}`)
+    expect(one.body.data).toEqual(await webOf(alice, types))
+  })
 })
 
 describe('edge routers for the client', () => {

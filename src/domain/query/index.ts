@@ -7,6 +7,8 @@ export { parseListQuery, SORT_MAX, MAX_NESTING } from './query-parser.ts'
 export { matches, type Row } from './query-eval.ts'
 export {
   runList,
+  recordsOf,
+  type Sliceable,
   resolvePaging,
   toPaginationJson,
   LIST_LIMIT_DEFAULT,

@@ -98,6 +98,48 @@ interface Entry<T> {
  * @throws ApiError COULD_NOT_VALIDATE for a non-integer `limit`/`offset` parameter.
  * @example runList(store.all(), toIdentityRow, parseListQuery(filter, IDENTITY_SYMBOLS, { sort }), { limit, offset })
  */
+/**
+ * Candidates that hand out a range without producing the rest: an array, or ids whose records are looked up on
+ * demand (`recordsOf`). An unfiltered list in their order touches only the page.
+ */
+export interface Sliceable<T> extends Iterable<T> {
+  readonly length: number
+  slice(start: number, end?: number): T[]
+}
+
+function isSliceable<T>(c: Iterable<T>): c is Sliceable<T> {
+  return Array.isArray(c) || c instanceof RecordsOf
+}
+
+class RecordsOf<T> implements Sliceable<T> {
+  constructor(
+    private readonly ids: readonly string[],
+    private readonly get: (id: string) => T | undefined,
+  ) {}
+  get length(): number {
+    return this.ids.length
+  }
+  slice(start: number, end?: number): T[] {
+    const out: T[] = []
+    for (const id of this.ids.slice(start, end)) {
+      const t = this.get(id)
+      if (t !== undefined) out.push(t)
+    }
+    return out
+  }
+  *[Symbol.iterator](): Iterator<T> {
+    for (const id of this.ids) {
+      const t = this.get(id)
+      if (t !== undefined) yield t
+    }
+  }
+}
+
+/** The records of `ids` (every id must resolve while the list runs), looked up only where the list reads them. */
+export function recordsOf<T>(ids: readonly string[], get: (id: string) => T | undefined): Sliceable<T> {
+  return new RecordsOf(ids, get)
+}
+
 export function runList<T>(
   candidates: Iterable<T>,
   toRow: (t: T) => Row,
@@ -113,9 +155,8 @@ export function runList<T>(
 
   if (opts.presortedById && keys.length === 1 && keys[0].field === 'id' && keys[0].ascending) {
     // no filter over an array: the page is a slice and the count its length, no row is built
-    if (q.predicate.kind === 'const' && q.predicate.value === true && Array.isArray(candidates)) {
-      const all = candidates as readonly T[]
-      return { items: all.slice(offset, pageEnd === Infinity ? undefined : pageEnd), totalCount: all.length, limit, offset }
+    if (q.predicate.kind === 'const' && q.predicate.value === true && isSliceable(candidates)) {
+      return { items: candidates.slice(offset, pageEnd === Infinity ? undefined : pageEnd), totalCount: candidates.length, limit, offset }
     }
     const items: T[] = []
     for (const c of candidates) {

@@ -9,8 +9,9 @@ import type { SessionTokens } from '../../../flows/sessions/session-token.ts'
 import { ApiError } from '../../../errors/api-error.ts'
 import type { Clock } from '../../../lib/clock.ts'
 import { ListQuery, RoleListQuery } from '../../../../schemas/common.ts'
-import { ok } from '../../http-envelope.ts'
-import { listPage, respondList } from '../../http-list.ts'
+import { recordsOf } from '../../../domain/query/index.ts'
+import { listOfJson, ok, okJson, type JsonBody } from '../../http-envelope.ts'
+import { listPage, respondList, selectPage } from '../../http-list.ts'
 import { EDGE_ROUTER_SYMBOLS, SERVICE_SYMBOLS, TERMINATOR_SYMBOLS } from '../management/crud-routes.ts'
 import { route, type RouteCtx, type RouteDef } from '../../http-route.ts'
 import { iso } from '../../mappers/identity-mapper.ts'
@@ -18,14 +19,13 @@ import { toServiceRow } from '../../mappers/service-mapper.ts'
 import { toEdgeRouterRow } from '../../mappers/router-mapper.ts'
 import { toTerminatorDetail, toTerminatorRow } from '../../mappers/terminator-mapper.ts'
 import {
-  configMap,
   postureQueries,
   selectConfigTypes,
   toClientEdgeRouterDetail,
   toClientEdgeRouterProps,
-  toClientServiceDetail,
   type ConfigLookups,
 } from '../../mappers/client-service-mapper.ts'
+import { ClientServiceJson, selectionKey, type ClientServiceViewer } from '../../mappers/client-service-json.ts'
 
 export interface ClientServiceDeps {
   graph: PolicyGraphActor
@@ -63,18 +63,23 @@ export function clientServiceRoutes(deps: ClientServiceDeps): RouteDef[] {
     if (!s || deps.reads.permissionsOf(ctx.auth.identity.id, id).length === 0) throw ApiError.notFound()
     return s
   }
-  const viewFor = (identityId: string, configTypes: readonly string[]) => {
+  const rendered = new ClientServiceJson()
+  /** Writes a service's JSON text as `identityId` sees it, for the config types it asked for. */
+  const jsonFor = (identityId: string, configTypes: readonly string[]) => {
     const l = lookups()
     const selection = selectConfigTypes(configTypes, l)
-    const anyPosture = deps.reads.countOf('posture-check') > 0
-    return (s: Service) => {
-      const permissions = deps.reads.permissionsOf(identityId, s.id)
-      return toClientServiceDetail(s, {
-        permissions,
-        config: configMap(s, identityId, selection, l),
-        postureQueries: postureQueries(permissions, anyPosture, (t) => deps.reads.policiesLinking(identityId, s.id, t)),
-      })
+    const viewer: ClientServiceViewer = {
+      identityId,
+      selection,
+      selectionKey: selectionKey(selection),
+      lookups: l,
+      overridden: new Set(deps.graph.snapshot().overridesOf(identityId).map((o) => o.serviceId)),
+      postureQueries:
+        deps.reads.countOf('posture-check') > 0
+          ? (s, permissions) => postureQueries(permissions, true, (t) => deps.reads.policiesLinking(identityId, s.id, t))
+          : undefined,
     }
+    return (s: Service, body: JsonBody) => rendered.write(s, deps.reads.permissionsOf(identityId, s.id), viewer, body)
   }
   const askedTypes = (ctx: RouteCtx<unknown, { configTypes?: string | string[] }>): string[] => {
     const q = ctx.query.configTypes
@@ -94,12 +99,12 @@ export function clientServiceRoutes(deps: ClientServiceDeps): RouteDef[] {
         const identityId = ctx.auth.identity.id
         const ids = deps.reads.servicesOfIdentity(identityId)
         const g = deps.graph.snapshot()
-        return respondList(ctx.query, {
+        const { page, result } = selectPage(ctx.query, {
           symbols: SERVICE_SYMBOLS,
           indexed: ['id', 'name'],
           presortedById: true,
           candidates: (hint) => {
-            if (!hint) return ids.map((id) => g.services.get(id)!).filter(Boolean)
+            if (!hint) return recordsOf(ids, (id) => g.services.get(id))
             const found = new Set<string>()
             for (const v of hint.values) {
               const id = hint.field === 'id' ? v : g.services.idByName(v)
@@ -108,16 +113,17 @@ export function clientServiceRoutes(deps: ClientServiceDeps): RouteDef[] {
             return [...found].sort().map((id) => g.services.get(id)!).filter(Boolean)
           },
           toRow: toServiceRow,
-          toView: viewFor(identityId, askedTypes(ctx as RouteCtx<unknown, { configTypes?: string | string[] }>)),
           roleOf: (s) => s,
         })
+        return listOfJson(page, jsonFor(identityId, askedTypes(ctx as RouteCtx<unknown, { configTypes?: string | string[] }>)), result, Object.keys(SERVICE_SYMBOLS))
       },
     }),
     route({
       method: 'GET', path: '/services/:id', apis: ['client'], access: 'session', tag: 'Service', summary: 'A service the caller may use',
       handle: (ctx) => {
         const s = visible(ctx, ctx.params.id)
-        return ok(viewFor(ctx.auth.identity.id, askedTypes(ctx as RouteCtx<unknown, { configTypes?: string | string[] }>))(s))
+        const write = jsonFor(ctx.auth.identity.id, askedTypes(ctx as RouteCtx<unknown, { configTypes?: string | string[] }>))
+        return okJson((body) => write(s, body))
       },
     }),
     route({

@@ -1,0 +1,130 @@
+/**
+ * The Client API's service view as JSON text (UTF-8), assembled from parts rendered once: an SDK lists hundreds of services
+ * many times a minute, and almost all of each row depends on the service record alone. So the record's part (ids,
+ * dates, links, names, attributes) is rendered once per record object (records are replaced, never mutated, so a
+ * WeakMap drops it with the old record), the config map once per (record, config type selection) while the configs
+ * and types it used are the current ones, and permissions and posture placeholders once per permission set.
+ * Only what is personal (permissions, an identity's config overrides, posture checks) is looked up per row.
+ * The field layout is the one of client.yml serviceDetail; `toClientServiceDetail` gives the same view as an object.
+ * @see client-service-mapper.ts
+ */
+import type { Permission } from '../../domain/policy/policy-reads.ts'
+import type { Config, ConfigType, Service } from '../../domain/policy/policy-types.ts'
+import {
+  configMap,
+  postureQueries,
+  toClientServiceDetail,
+  type ConfigLookups,
+  type ConfigTypeSelection,
+  type PostureQueryEntry,
+} from './client-service-mapper.ts'
+import { utf8, type JsonBody } from '../http-envelope.ts'
+
+/** Who sees the services and which config types it asked for: the same for every row of one answer. */
+export interface ClientServiceViewer {
+  identityId: string
+  selection: ConfigTypeSelection
+  /** A stable key of the selection (`selectionKey`). */
+  selectionKey: string
+  lookups: ConfigLookups
+  /** Services of which the identity overrides a config (their config maps are rendered afresh). */
+  overridden: ReadonlySet<string>
+  /** The posture query entries, when posture checks exist (otherwise the per-permission placeholders are used). */
+  postureQueries?: (s: Service, permissions: readonly Permission[]) => PostureQueryEntry[]
+}
+
+interface ConfigText {
+  /** The configs and config types the text was rendered from; the text holds while each is still the current one. */
+  used: (Config | ConfigType | undefined)[]
+  json: Uint8Array
+}
+
+interface ServiceText {
+  /** `{"id":…,…,"configs":[…],"config":` */
+  head: Uint8Array
+  /** `,"encryptionRequired":…,"maxIdleTimeMillis":…` */
+  middle: Uint8Array
+  configs: Map<string, ConfigText>
+}
+
+const EMPTY_MAP = utf8('{}')
+const MARK = '\u0000config\u0000'
+
+export class ClientServiceJson {
+  private readonly services = new WeakMap<Service, ServiceText>()
+  private readonly permissionTexts = new Map<string, Uint8Array>()
+  private readonly permissionTextsByRef = new WeakMap<readonly Permission[], Uint8Array>()
+
+  /** Writes the JSON text of one service as the viewer sees it, given the viewer's permissions on it. */
+  write(s: Service, permissions: readonly Permission[], viewer: ClientServiceViewer, body: JsonBody): void {
+    const text = this.textOf(s)
+    body.bytes(text.head).bytes(this.configJson(s, text, viewer)).bytes(text.middle)
+    if (viewer.postureQueries) body.text(`,"permissions":${JSON.stringify(permissions)},"postureQueries":${JSON.stringify(viewer.postureQueries(s, permissions))}}`)
+    else body.bytes(this.permissionTextOf(permissions))
+  }
+
+  private textOf(s: Service): ServiceText {
+    let text = this.services.get(s)
+    if (text) return text
+    // one definition of the layout: the object view, with the personal fields cut out of its text; the last match,
+    // since only numbers and booleans follow the config map while tags and names before it are free text
+    const whole = JSON.stringify(toClientServiceDetail(s, { permissions: [], config: MARK as never, postureQueries: [] }))
+    const marker = JSON.stringify(MARK)
+    const cut = whole.lastIndexOf(`,"config":${marker},`) + ',"config":'.length
+    const tailStart = cut + marker.length
+    const permsAt = whole.indexOf(',"permissions":[]', tailStart)
+    text = { head: utf8(whole.slice(0, cut)), middle: utf8(whole.slice(tailStart, permsAt)), configs: new Map() }
+    this.services.set(s, text)
+    return text
+  }
+
+  /** `,"permissions":[…],"postureQueries":[…]}` with the placeholders of a permission set (no posture checks). */
+  private permissionTextOf(permissions: readonly Permission[]): Uint8Array {
+    let t = this.permissionTextsByRef.get(permissions)
+    if (t) return t
+    const key = permissions.join(',')
+    t = this.permissionTexts.get(key)
+    if (!t) {
+      t = utf8(`,"permissions":${JSON.stringify(permissions)},"postureQueries":${JSON.stringify(postureQueries(permissions, false, () => []))}}`)
+      this.permissionTexts.set(key, t)
+    }
+    this.permissionTextsByRef.set(permissions, t)
+    return t
+  }
+
+  private configJson(s: Service, text: ServiceText, viewer: ClientServiceViewer): Uint8Array {
+    const { selection, lookups } = viewer
+    if (s.configs.length === 0 || (selection !== 'all' && selection.size === 0)) return EMPTY_MAP
+    if (viewer.overridden.has(s.id)) return utf8(JSON.stringify(configMap(s, viewer.identityId, selection, lookups)))
+    const cached = text.configs.get(viewer.selectionKey)
+    if (cached && stillCurrent(s, cached.used, lookups)) return cached.json
+    const json = utf8(JSON.stringify(configMap(s, viewer.identityId, selection, lookups)))
+    text.configs.set(viewer.selectionKey, { used: usedBy(s, lookups), json })
+    return json
+  }
+}
+
+/** A stable key of a config type selection. */
+export function selectionKey(selection: ConfigTypeSelection): string {
+  return selection === 'all' ? 'all' : [...selection].sort().join(',')
+}
+
+/** The current config records of a service and their types, in the service's config order. */
+function usedBy(s: Service, lookups: ConfigLookups): (Config | ConfigType | undefined)[] {
+  const out: (Config | ConfigType | undefined)[] = []
+  for (const id of s.configs) {
+    const c = lookups.config(id)
+    out.push(c, c ? lookups.configType(c.configTypeId) : undefined)
+  }
+  return out
+}
+
+/** Whether `used` (from usedBy) still names the current records. */
+function stillCurrent(s: Service, used: readonly (Config | ConfigType | undefined)[], lookups: ConfigLookups): boolean {
+  if (used.length !== s.configs.length * 2) return false
+  for (let i = 0; i < s.configs.length; i++) {
+    const c = lookups.config(s.configs[i]!)
+    if (c !== used[2 * i] || (c ? lookups.configType(c.configTypeId) : undefined) !== used[2 * i + 1]) return false
+  }
+  return true
+}
