@@ -1,5 +1,6 @@
 /** Success envelopes: `{data, meta}`, the create answer, list meta with pagination and filterable fields. */
 import { toPaginationJson } from '../domain/query/index.ts'
+import { borrowBytes, bytesResponse, type BodyBytes } from './http-body.ts'
 
 export const JSON_HEADERS = { 'content-type': 'application/json' } as const
 
@@ -59,8 +60,15 @@ export class JsonBody {
   text(s: string): this {
     return this.bytes(utf8(s))
   }
-  finish(): Uint8Array {
-    return Buffer.concat(this.parts, this.size)
+  /** The body in one buffer (a pooled one when large: see http-body.ts). */
+  finish(): BodyBytes {
+    const out = borrowBytes(this.size)
+    let at = 0
+    for (const p of this.parts) {
+      out.bytes.set(p, at)
+      at += p.length
+    }
+    return out
   }
 }
 
@@ -71,7 +79,7 @@ export const utf8 = (s: string): Uint8Array => encoder.encode(s)
 export function okJson(write: (body: JsonBody) => void): Response {
   const body = new JsonBody().text('{"data":')
   write(body)
-  return new Response(body.text(',"meta":{}}').finish(), { status: 200, headers: JSON_HEADERS })
+  return bytesResponse(body.text(',"meta":{}}').finish(), { status: 200, headers: JSON_HEADERS })
 }
 
 /** The list envelope around rows written by `writeRow`. */
@@ -87,6 +95,6 @@ export function listOfJson<T>(
     writeRow(rows[i]!, body)
   }
   body.text(`],"meta":{"pagination":${toPaginationJson(page)}${fieldsJson(filterableFields)}}}`)
-  return new Response(body.finish(), { status: 200, headers: JSON_HEADERS })
+  return bytesResponse(body.finish(), { status: 200, headers: JSON_HEADERS })
 }
 const COMMA = utf8(',')

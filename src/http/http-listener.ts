@@ -6,6 +6,7 @@
 import http from 'node:http'
 import tls from 'node:tls'
 import type { AddressInfo, Socket } from 'node:net'
+import { renderedBody } from './http-body.ts'
 import { attachPeer, readPeerChain } from './peer-cert.ts'
 
 export interface ListenerOptions {
@@ -78,6 +79,14 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
     res.statusCode = response.status
     response.headers.forEach((value, key) => res.setHeader(key, value))
     if (closeAfter) res.setHeader('connection', 'close')
+    const rendered = renderedBody(response)
+    if (rendered) {
+      const { bytes } = rendered
+      res.setHeader('content-length', bytes.length)
+      // the buffer goes back to its pool only once the answer has been written out
+      res.end(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length), () => rendered.release())
+      return
+    }
     const buf = response.body ? Buffer.from(await response.arrayBuffer()) : undefined
     if (buf) res.setHeader('content-length', buf.length)
     res.end(buf)

@@ -51,7 +51,7 @@ function textOf(r: ClientServiceJson, s: Service, identityId: string, permission
   const body = new JsonBody()
   const overridden = new Set(identityId === 'alice' ? [s.id] : [])
   r.write(s, permissions, { identityId, selection, selectionKey: selectionKey(selection), lookups, overridden }, body)
-  return new TextDecoder().decode(body.finish())
+  return new TextDecoder().decode(body.finish().bytes)
 }
 
 function rowOf(r: ClientServiceJson, s: Service, identityId: string, permissions: readonly Permission[], selection: ConfigTypeSelection, lookups: ConfigLookups) {

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'bun:test'
 import {
   parseListQuery,
+  recordsOf,
   resolvePaging,
   runList,
   toPaginationJson,
@@ -227,6 +228,25 @@ describe('runList with presorted candidates', () => {
   it('sorts anyway when the query asks for another order', () => {
     const r = runList(items(5), asRow, parseListQuery('sort by cost desc', SYMBOLS), { limit: 2 }, { presortedById: true })
     expect(r.items.map((i) => i.cost)).toEqual([4, 3])
+  })
+
+  it('over ids resolved on demand, looks up only the page when nothing filters, and every id when something does', () => {
+    const byId = new Map(items(40).map((i) => [i.id, i]))
+    const looked: string[] = []
+    const get = (id: string) => {
+      looked.push(id)
+      return byId.get(id)
+    }
+    const ids = [...byId.keys()]
+    const page = runList(recordsOf(ids, get), asRow, noFilter, { limit: '5', offset: '10' }, { presortedById: true })
+    expect(page.items.map((i) => i.cost)).toEqual([10, 11, 12, 13, 14])
+    expect(page.totalCount).toBe(40)
+    expect(looked.length).toBe(5)
+    looked.length = 0
+    const filtered = runList(recordsOf(ids, get), asRow, parseListQuery('cost >= 30', SYMBOLS), { limit: '3' }, { presortedById: true })
+    expect(filtered.items.map((i) => i.cost)).toEqual([30, 31, 32])
+    expect(filtered.totalCount).toBe(10)
+    expect(looked.length).toBe(40)
   })
 
   it('returns every match for an unlimited page', () => {
