@@ -25,6 +25,9 @@ export interface Store {
   close(): Promise<void>
 }
 
+/** The largest the database can grow: 64 GiB of address space. */
+export const MAP_SIZE_BYTES = 64 * 1024 ** 3
+
 export async function openStore(dataDir: string): Promise<Store> {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 })
   const path = join(dataDir, 'edgeplane.mdb')
@@ -35,6 +38,9 @@ export async function openStore(dataDir: string): Promise<Store> {
     overlappingSync: false,
     // keep every commit synchronous to disk: the 2xx contract depends on it
     noSync: false,
+    // one map of the whole address range (virtual only; the file grows as it needs): without it lmdb-js maps the
+    // file in chunks it remaps as the file grows, and each chunk's pages count again in resident memory
+    mapSize: MAP_SIZE_BYTES,
   })
   const handles = new Map<SubDbName, Database<unknown, string>>()
   for (const name of Object.keys(SUB_DBS) as SubDbName[]) {
