@@ -4,6 +4,21 @@
  */
 import type { Authenticator, Identity } from '../../domain/identity/identity-types.ts'
 import type { IdentityLookup } from '../../domain/identity/identity-decide.ts'
+import { shareEmpty, StringPool } from '../../lib/shared-values.ts'
+
+/** The identity as kept in memory: empty maps and role attribute names shared (see shared-values.ts). */
+function compact(i: Identity, names: StringPool): Identity {
+  return {
+    ...i,
+    roleAttributes: names.shareAll(i.roleAttributes),
+    appData: shareEmpty(i.appData),
+    tags: shareEmpty(i.tags),
+    serviceHostingCosts: shareEmpty(i.serviceHostingCosts),
+    serviceHostingPrecedences: shareEmpty(i.serviceHostingPrecedences),
+    envInfo: shareEmpty(i.envInfo),
+    sdkInfo: shareEmpty(i.sdkInfo),
+  }
+}
 
 export class IdentityState implements IdentityLookup {
   readonly identities = new Map<string, Identity>()
@@ -12,6 +27,8 @@ export class IdentityState implements IdentityLookup {
   private readonly byRole = new Map<string, Set<string>>()
   private readonly byUsername = new Map<string, string>()
   private readonly authByIdentity = new Map<string, Set<string>>()
+  /** Role attribute names, one string each (they repeat across most identities). */
+  private readonly attributeNames = new StringPool()
   /** Identity ids in ascending order, rebuilt lazily after inserts/deletes (lists default to id order). */
   private sortedIds: string[] | null = null
 
@@ -44,10 +61,11 @@ export class IdentityState implements IdentityLookup {
     const prev = this.identities.get(next.id)
     if (prev) {
       if (prev.name !== next.name) this.byName.delete(prev.name)
-      for (const r of prev.roleAttributes ?? []) this.byRole.get(r)?.delete(prev.id)
+      for (const r of prev.roleAttributes ?? []) this.unindexRole(r, prev.id)
     } else {
       this.sortedIds = null
     }
+    next = compact(next, this.attributeNames)
     this.identities.set(next.id, next)
     this.byName.set(next.name, next.id)
     for (const r of next.roleAttributes ?? []) {
@@ -62,12 +80,17 @@ export class IdentityState implements IdentityLookup {
     if (!prev) return
     this.identities.delete(id)
     this.byName.delete(prev.name)
-    for (const r of prev.roleAttributes ?? []) {
-      const set = this.byRole.get(r)
-      set?.delete(id)
-      if (set && set.size === 0) this.byRole.delete(r)
-    }
+    for (const r of prev.roleAttributes ?? []) this.unindexRole(r, id)
     this.sortedIds = null
+  }
+
+  private unindexRole(attr: string, id: string): void {
+    const set = this.byRole.get(attr)
+    if (!set) return
+    set.delete(id)
+    if (set.size > 0) return
+    this.byRole.delete(attr)
+    this.attributeNames.forget(attr)
   }
 
   putAuthenticator(next: Authenticator): void {

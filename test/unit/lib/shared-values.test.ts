@@ -1,0 +1,61 @@
+// Shared empty maps and role attribute names of records held in memory by the hundred thousand.
+import { describe, expect, it } from 'bun:test'
+import { IdentityState } from '../../../src/actors/identity/identity-state.ts'
+import type { Identity } from '../../../src/domain/identity/identity-types.ts'
+import { shareEmpty, StringPool } from '../../../src/lib/shared-values.ts'
+
+describe('shareEmpty', () => {
+  it('answers one frozen object for every empty one and leaves others (and null) alone', () => {
+    const a = shareEmpty({})
+    expect(shareEmpty({})).toBe(a)
+    expect(Object.isFrozen(a)).toBe(true)
+    const full = { k: 'v' }
+    expect(shareEmpty(full)).toBe(full)
+    expect(shareEmpty(null)).toBeNull()
+    expect(() => {
+      ;(a as Record<string, string>).x = 'y'
+    }).toThrow()
+  })
+})
+
+describe('StringPool', () => {
+  it('gives one string per value, copies a list only when it changed something, and forgets on demand', () => {
+    const pool = new StringPool()
+    const first = ['ab', 'cd'].map((s) => s + '')
+    expect(pool.shareAll(first)).toBe(first)
+    const again = [`a${'b'}`, 'cd']
+    const shared = pool.shareAll(again)!
+    expect(shared).toEqual(['ab', 'cd'])
+    expect(pool.shareAll(null)).toBeNull()
+    expect(pool.size).toBe(2)
+    pool.forget('ab')
+    expect(pool.size).toBe(1)
+  })
+})
+
+describe('IdentityState keeps identities compact', () => {
+  const identity = (id: string, attrs: string[] | null, tags: Record<string, string> = {}): Identity => ({
+    id, name: `n-${id}`, typeId: 'User' as Identity['typeId'], isAdmin: false, isDefaultAdmin: false, roleAttributes: attrs, externalId: null,
+    authPolicyId: 'default', appData: {}, tags, defaultHostingCost: 0, defaultHostingPrecedence: 'default' as Identity['defaultHostingPrecedence'],
+    serviceHostingCosts: {}, serviceHostingPrecedences: {}, envInfo: {}, sdkInfo: {}, disabledAt: null, disabledUntil: null, createdAt: 1, updatedAt: 2,
+  })
+
+  it('stores an equal record whose empty maps are shared, and indexes role attributes as before', () => {
+    const state = new IdentityState()
+    const a = identity('a', ['web', 'ops'])
+    const b = identity('b', ['web'], { team: 'x' })
+    state.putIdentity(a)
+    state.putIdentity(b)
+    expect(state.identity('a')).toEqual(a)
+    expect(state.identity('b')).toEqual(b)
+    expect(state.identity('a')!.tags).toBe(state.identity('b')!.appData)
+    expect(state.identity('b')!.tags).toEqual({ team: 'x' })
+    expect(state.identity('a')!.roleAttributes![0]).toBe(state.identity('b')!.roleAttributes![0])
+    expect([...state.idsWithRole('web')].sort()).toEqual(['a', 'b'])
+    state.putIdentity({ ...a, roleAttributes: ['ops'] })
+    expect([...state.idsWithRole('web')]).toEqual(['b'])
+    state.removeIdentity('b')
+    expect([...state.idsWithRole('web')]).toEqual([])
+    expect([...state.idsWithRole('ops')]).toEqual(['a'])
+  })
+})
