@@ -80,16 +80,22 @@ export async function startController(dataDir: string, adminPassword = ADMIN_PAS
   }
 }
 
-/** Resident memory of a process, from /proc (Linux): current and peak, in MiB. */
-function memoryOf(pid: number): { rssMiB: number; peakMiB: number } | undefined {
+/**
+ * Resident memory of a process, from /proc (Linux), in MiB: current and peak, and the current split into anonymous
+ * memory (the heap) and file pages (the LMDB map and the executable, shared with the page cache).
+ */
+function memoryOf(pid: number): { rssMiB: number; peakMiB: number; anonMiB: number; fileMiB: number } | undefined {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8')
     const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN)
-    return { rssMiB: kb('VmRSS') / 1024, peakMiB: kb('VmHWM') / 1024 }
+    return { rssMiB: kb('VmRSS') / 1024, peakMiB: kb('VmHWM') / 1024, anonMiB: kb('RssAnon') / 1024, fileMiB: kb('RssFile') / 1024 }
   } catch {
     return undefined
   }
 }
+
+const memoryNote = (m: { peakMiB: number; anonMiB: number; fileMiB: number }) =>
+  `peak ${m.peakMiB.toFixed(0)} MiB; now ${m.anonMiB.toFixed(0)} MiB anonymous + ${m.fileMiB.toFixed(0)} MiB file pages`
 
 // ---------------------------------------------------------------------------------------------------------------
 // HTTP
@@ -432,7 +438,7 @@ export async function runPolicyScale(opts: PolicyScaleOptions): Promise<Row[]> {
 
     // --- memory with the scenario loaded, then a cold start on the same data directory
     const loaded = memoryOf(server.pid)
-    if (loaded) add('resident memory after loading', `${loaded.rssMiB.toFixed(0)} MiB`, `peak ${loaded.peakMiB.toFixed(0)} MiB`)
+    if (loaded) add('resident memory after loading', `${loaded.rssMiB.toFixed(0)} MiB`, memoryNote(loaded))
     await server.stop()
     const t0 = performance.now()
     server = await startController(dataDir, ADMIN_PASSWORD, bunFlags)
@@ -446,7 +452,7 @@ export async function runPolicyScale(opts: PolicyScaleOptions): Promise<Row[]> {
     add('cold start: spawn -> first GET /version answer', `${(firstVersion / 1000).toFixed(2)} s`, `listening announced at ${(announced / 1000).toFixed(2)} s`)
     add('cold start: spawn -> first client service list', `${(firstList / 1000).toFixed(2)} s`, 'includes one password login')
     const cold = memoryOf(server.pid)
-    if (cold) add('resident memory after a cold start + one list', `${cold.rssMiB.toFixed(0)} MiB`, `peak ${cold.peakMiB.toFixed(0)} MiB`)
+    if (cold) add('resident memory after a cold start + one list', `${cold.rssMiB.toFixed(0)} MiB`, memoryNote(cold))
     await measure({ count: 20 }, () => c.call('GET', '/services?limit=500'))
     const again = await measure({ durationMs, minCount: 50 }, () => c.call('GET', '/services?limit=500'))
     addLatency(`client GET /services?limit=500, first identity, after the cold start, c=1`, again)
