@@ -75,6 +75,8 @@ export interface RunningServer {
   port: number
   pki: ControllerPki
   clock: Clock
+  /** The route table the app serves (tests sweep it). */
+  routes: readonly RouteDef[]
   /** The generated admin password when none was given on a new data directory. */
   generatedAdminPassword?: string
   /** Runs one expiry sweep of API sessions now (the timer does it every few seconds). */
@@ -221,6 +223,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     port: listener.port,
     pki,
     clock,
+    routes,
     generatedAdminPassword,
     async sweepSessions() {
       await sessions.ask({ type: 'apiSession.sweep' })
