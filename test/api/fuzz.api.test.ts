@@ -91,7 +91,7 @@ function queryOf(next: Next): string {
 /** A path for the route under one of its APIs: params filled with known ids or junk, sometimes a trailing slash. */
 function pathOf(next: Next, route: RouteDef): string {
   const api = pick(next, route.apis)
-  const junk = ['', '..', '%2e%2e', 'a'.repeat(2000), '%ff', '@id', '*']
+  const junk = ['', '..', '%2e%2e', 'a'.repeat(2000), '%ff', '@id', '*', '__proto__', 'constructor', 'toString']
   // the fuzz user stays: its session is one of the fuzz's callers
   const known = route.method === 'DELETE' ? ids.filter((id) => id !== ids[1]) : ids
   const path = route.path.replace(/:[A-Za-z]+/g, () => encodeURIComponent(next() < 0.8 ? pick(next, known) : pick(next, junk)))
