@@ -46,13 +46,30 @@ export interface Controller {
   stop(): Promise<void>
 }
 
+/** The listener's log line of an answered request (src/http/http-listener.ts). */
+const REQUEST_LINE = /^request \S+ [A-Z]+ \S* \d{3} [0-9.]+ms$/
+
+/** Passes the controller's stderr on, except its per-request log lines (one per measured request). */
+async function forwardStderr(stream: ReadableStream<Uint8Array>): Promise<void> {
+  const decoder = new TextDecoder()
+  let pending = ''
+  for await (const chunk of stream) {
+    pending += decoder.decode(chunk, { stream: true })
+    const lines = pending.split('\n')
+    pending = lines.pop() ?? ''
+    for (const line of lines) if (!REQUEST_LINE.test(line)) process.stderr.write(line + '\n')
+  }
+  if (pending && !REQUEST_LINE.test(pending)) process.stderr.write(pending + '\n')
+}
+
 /** Starts `edgeplane run` in a child process on a free port; resolves once it prints its listening line. */
 export async function startController(dataDir: string, adminPassword = ADMIN_PASSWORD, bunFlags: string[] = []): Promise<Controller> {
   const t0 = performance.now()
   const proc = Bun.spawn(['bun', ...bunFlags, MAIN, 'run', '--data', dataDir, '--listen', '127.0.0.1:0', '--admin-password', adminPassword], {
     stdout: 'pipe',
-    stderr: 'inherit',
+    stderr: 'pipe',
   })
+  void forwardStderr(proc.stderr)
   const reader = proc.stdout.getReader()
   let seen = ''
   for (;;) {

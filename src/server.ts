@@ -36,8 +36,6 @@ import { buildCertsOnlyPkcs7 } from './pki/pki-pkcs7.ts'
 import { createSessionResolver } from './http/http-auth.ts'
 import { buildApp } from './http/http-app.ts'
 import { startListener } from './http/http-listener.ts'
-import { renderApiError } from './http/http-errors.ts'
-import { ApiError } from './errors/api-error.ts'
 import type { RouteDef } from './http/http-route.ts'
 import { versionRoutes, type VersionInfo } from './http/routes/shared/version-routes.ts'
 import { authenticateRoutes } from './http/routes/shared/authenticate-routes.ts'
@@ -77,6 +75,8 @@ export interface RunningServer {
   port: number
   pki: ControllerPki
   clock: Clock
+  /** The route table the app serves (tests sweep it). */
+  routes: readonly RouteDef[]
   /** The generated admin password when none was given on a new data directory. */
   generatedAdminPassword?: string
   /** Runs one expiry sweep of API sessions now (the timer does it every few seconds). */
@@ -93,7 +93,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const timeoutMs = opts.sessionTimeoutMs ?? 30 * 60_000
   const startedAt = clock.now()
 
-  const store = await openStore(opts.dataDir)
+  const store = await openStore(opts.dataDir, { warn: log })
   const pki = await ensureControllerPki(join(opts.dataDir, 'pki'), {
     hostname: opts.hostname ?? osHostname(),
     extraSans: opts.sans ?? [],
@@ -196,6 +196,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     version: VERSION,
     instanceId: newCuid(startedAt),
     clock,
+    log,
     rootRoutes: {
       '/.well-known/est/cacerts': cacerts,
       '/edge/client/v1/.well-known/est/cacerts': cacerts,
@@ -210,8 +211,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     port: opts.port ?? 1280,
     tls: pki.tls,
     maxBodyBytes: MAX_BODY_BYTES,
-    handle: (req) => app.handle(req),
-    tooLarge: () => renderApiError(new ApiError('REQUEST_ENTITY_TOO_LARGE')),
+    handle: (req, requestId) => app.handle(req, requestId),
+    log,
   })
   const urlHost = host.includes(':') ? `[${host}]` : host
   baseUrl = `https://${urlHost}:${listener.port}`
@@ -222,6 +223,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     port: listener.port,
     pki,
     clock,
+    routes,
     generatedAdminPassword,
     async sweepSessions() {
       await sessions.ask({ type: 'apiSession.sweep' })

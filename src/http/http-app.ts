@@ -1,12 +1,22 @@
 /**
- * The Elysia application: body parsing, route mounting from RouteDefs, access checks, the error mapper,
+ * The Elysia application: route mounting from RouteDefs, the request pipeline of every route, the error mapper,
  * path aliases (bare paths and /edge/v1 go to the Client API), CORS and the common response headers.
+ * The pipeline of a route, in this order (Elysia itself parses and validates nothing):
+ * 1. access: the session is resolved and the route's access level enforced (401 before anything is read);
+ * 2. query: parsed from the URL and checked against the route's query schema;
+ * 3. body: only for routes with a body schema; JSON within the depth and size bounds of http-json.ts, members the
+ *    schema does not know dropped, then checked (http-validate.ts);
+ * 4. the handler, with the request id that its error answers, its writes' change context and its log line share.
  */
 import { Elysia } from 'elysia'
+import type { TSchema } from '@sinclair/typebox'
 import { ApiError } from '../errors/api-error.ts'
-import { renderApiError, renderThrown, validationToApiError } from './http-errors.ts'
-import { API_PREFIX, type RouteDef } from './http-route.ts'
-import type { AuthContext, SessionResolver } from './http-auth.ts'
+import { newShortId } from '../lib/ids.ts'
+import { renderApiError, renderThrown } from './http-errors.ts'
+import { parseJsonBody } from './http-json.ts'
+import { validatorOf } from './http-validate.ts'
+import { API_PREFIX, type ApiName, type RouteDef } from './http-route.ts'
+import { isPublicRoute, type AuthContext, type SessionResolver } from './http-auth.ts'
 import { attachPeer, peerOf } from './peer-cert.ts'
 
 export interface AppDeps {
@@ -14,6 +24,8 @@ export interface AppDeps {
   version: string
   instanceId: string
   clock: { now(): number }
+  /** Where the log lines of unhandled errors go. */
+  log?: (line: string) => void
   /** Answers served outside the two API prefixes (version, est/cacerts), by exact path. */
   rootRoutes: Record<string, (req: Request) => Response | Promise<Response>>
 }
@@ -30,7 +42,43 @@ function pathMatcher(path: string): RegExp {
 }
 
 export interface App {
-  handle(req: Request): Promise<Response>
+  /** Answers a request; `requestId` is the listener's id of it (a new one when absent). */
+  handle(req: Request, requestId?: string): Promise<Response>
+}
+
+const requestIds = new WeakMap<Request, string>()
+
+/** The request id the app gave a request (every request inside the app has one). */
+function requestIdOf(req: Request): string {
+  return requestIds.get(req) ?? newShortId()
+}
+
+/** The query of a URL as Elysia would give it: one string per parameter, an array for a repeated one. */
+function queryOf(url: string): Record<string, string | string[]> {
+  const q = url.indexOf('?')
+  const out: Record<string, string | string[]> = {}
+  if (q < 0) return out
+  for (const [k, v] of new URLSearchParams(url.slice(q + 1))) {
+    const had = Object.hasOwn(out, k) ? out[k] : undefined
+    const next = had === undefined ? v : Array.isArray(had) ? [...had, v] : [had, v]
+    Object.defineProperty(out, k, { value: next, enumerable: true, writable: true, configurable: true })
+  }
+  return out
+}
+
+/** A route's body: JSON (no content type counts as JSON) within the bounds, other types as text, nothing as `{}`. */
+async function bodyOf(req: Request): Promise<unknown> {
+  const text = await req.text()
+  if (text.trim() === '') return {}
+  const type = (req.headers.get('content-type') ?? '').toLowerCase()
+  return type === '' || type.includes('json') ? parseJsonBody(text) : text
+}
+
+/** A check of a route's query or body, compiled on the route's first request (none without a schema). */
+function lazyCheck(schema: TSchema | undefined, where: 'body' | 'query'): (value: unknown) => unknown {
+  if (!schema) return (value) => value
+  let check: ((value: unknown) => unknown) | undefined
+  return (value) => (check ??= validatorOf(schema, where))(value)
 }
 
 export function buildApp(routes: readonly RouteDef[], deps: AppDeps): App {
@@ -43,63 +91,39 @@ export function buildApp(routes: readonly RouteDef[], deps: AppDeps): App {
     }
   }
 
-  const app = new Elysia({ aot: true, normalize: false })
-    .onParse(async ({ request }) => {
-      const text = await request.text()
-      if (text.trim() === '') return {}
-      const type = (request.headers.get('content-type') ?? '').toLowerCase()
-      if (type === '' || type.includes('json')) {
-        try {
-          return JSON.parse(text)
-        } catch (e) {
-          throw ApiError.withMessage('COULD_NOT_PARSE_BODY', `parsing body failed: ${(e as Error).message}`)
-        }
-      }
-      return text
-    })
-    .onError(({ code, error, request }) => {
-      if (error instanceof ApiError) return renderApiError(error)
-      if (code === 'VALIDATION') {
-        const v = error as unknown as { type?: string; all?: unknown[] }
-        let errors: unknown[] = []
-        try {
-          errors = v.all ?? []
-        } catch {
-          errors = []
-        }
-        return renderApiError(validationToApiError(v.type ?? 'body', errors as never[]))
-      }
-      if (code === 'PARSE') return renderApiError(ApiError.withMessage('COULD_NOT_PARSE_BODY', 'the body could not be parsed'))
-      if (code === 'NOT_FOUND') {
-        const path = new URL(request.url).pathname
-        if (known.some((k) => k.re.test(path) && k.method !== request.method)) return renderApiError(new ApiError('METHOD_NOT_ALLOWED'))
-        return renderApiError(new ApiError('NOT_FOUND'))
-      }
-      return renderThrown(error, request)
-    })
+  const thrownAt = (request: Request, requestId: string) => ({ method: request.method, path: new URL(request.url).pathname, requestId })
+  const app = new Elysia({ aot: true, normalize: false }).onError(({ code, error, request }) => {
+    const requestId = requestIdOf(request)
+    if (error instanceof ApiError) return renderApiError(error, requestId)
+    if (code === 'NOT_FOUND') {
+      const path = new URL(request.url).pathname
+      if (known.some((k) => k.re.test(path) && k.method !== request.method)) return renderApiError(new ApiError('METHOD_NOT_ALLOWED'), requestId)
+      return renderApiError(new ApiError('NOT_FOUND'), requestId)
+    }
+    return renderThrown(error, thrownAt(request, requestId), deps.log)
+  })
+
+  /** The pipeline of one route (see the header): access, query, body, handler. */
+  type Checks = { query(v: unknown): unknown; body(v: unknown): unknown }
+  const serve = async (r: RouteDef, api: ApiName, checks: Checks, request: Request, params: Record<string, string>) => {
+    const auth = r.access === 'public' ? deps.resolver.resolve(request) : deps.resolver.require(request, r.access)
+    const query = checks.query(queryOf(request.url))
+    const body = r.body ? checks.body(await bodyOf(request)) : undefined
+    const res = await r.handle({ request, body, query, params, auth: auth as AuthContext, api, requestId: requestIdOf(request) })
+    if (auth) for (const [k, v] of Object.entries(sessionHeaders(auth))) res.headers.set(k, v)
+    return res
+  }
 
   for (const r of routes) {
+    if ((r.access === 'public') !== isPublicRoute(r.method, r.path)) {
+      throw new TypeError(`${r.method} ${r.path}: access '${r.access}' disagrees with PUBLIC_ROUTES (http-auth.ts)`)
+    }
+    const checks: Checks = { query: lazyCheck(r.query, 'query'), body: lazyCheck(r.body, 'body') }
     for (const api of r.apis) {
       const full = API_PREFIX[api] + r.path
       known.push({ re: pathMatcher(full), method: r.method })
-      app.route(
-        r.method,
-        full,
-        async (ctx: { request: Request; body: unknown; query: Record<string, unknown>; params: Record<string, string> }) => {
-          const auth = r.access === 'public' ? deps.resolver.resolve(ctx.request) : deps.resolver.require(ctx.request, r.access)
-          const res = await r.handle({
-            request: ctx.request,
-            body: ctx.body,
-            query: ctx.query,
-            params: ctx.params,
-            auth: auth as AuthContext,
-            api,
-          })
-          if (auth) for (const [k, v] of Object.entries(sessionHeaders(auth))) res.headers.set(k, v)
-          return res
-        },
-        { body: r.body, query: r.query } as never,
-      )
+      // the handler reads only request and params, so Elysia neither parses nor validates anything
+      app.route(r.method, full, (ctx: { request: Request; params: Record<string, string> }) => serve(r, api, checks, ctx.request, ctx.params))
     }
   }
   app.compile()
@@ -116,17 +140,17 @@ export function buildApp(routes: readonly RouteDef[], deps: AppDeps): App {
   }
 
   return {
-    async handle(req: Request): Promise<Response> {
+    async handle(req: Request, requestId: string = newShortId()): Promise<Response> {
       const startedAt = performance.now()
       const origin = req.headers.get('origin')
       if (req.method === 'OPTIONS') return common(new Response(null, { status: 200 }), origin, startedAt)
       const url = new URL(req.url)
-      const root = deps.rootRoutes[url.pathname]
+      const root = Object.hasOwn(deps.rootRoutes, url.pathname) ? deps.rootRoutes[url.pathname] : undefined
       if (root && (req.method === 'GET' || req.method === 'HEAD')) {
         try {
           return common(await root(req), origin, startedAt)
         } catch (e) {
-          return common(renderThrown(e, req), origin, startedAt)
+          return common(renderThrown(e, thrownAt(req, requestId), deps.log), origin, startedAt)
         }
       }
       let target = req
@@ -136,10 +160,11 @@ export function buildApp(routes: readonly RouteDef[], deps: AppDeps): App {
         target = new Request(url.toString(), req)
         attachPeer(target, peerOf(req))
       }
+      requestIds.set(target, requestId)
       try {
         return common(await app.handle(target), origin, startedAt)
       } catch (e) {
-        return common(renderThrown(e, req), origin, startedAt)
+        return common(renderThrown(e, thrownAt(req, requestId), deps.log), origin, startedAt)
       }
     },
   }

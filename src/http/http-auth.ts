@@ -12,6 +12,26 @@ import type { SessionRegistryActor } from '../actors/session-registry/session-re
 /** Who may call a route: anyone, a partially authenticated session, a full session, or an admin's full session. */
 export type AccessLevel = 'public' | 'partial' | 'session' | 'admin'
 
+/**
+ * The only API routes anyone may call without a session (`METHOD path`, the path below the API prefix). Every other
+ * route is authorized before its body or query is read. The app refuses to start with a route that declares itself
+ * public without being listed here. Outside the API prefixes, `GET /version` and `/.well-known/est/cacerts` are public
+ * too (the app's root routes). Enrollment (`POST /enroll...`) joins this list with its issue.
+ */
+export const PUBLIC_ROUTES: ReadonlySet<string> = new Set([
+  'POST /authenticate',
+  'GET /version',
+  'GET /enumerated-capabilities',
+  'GET /specs',
+  'GET /specs/:id',
+  'GET /specs/:id/spec',
+])
+
+/** Whether `METHOD path` is one of the PUBLIC_ROUTES. */
+export function isPublicRoute(method: string, path: string): boolean {
+  return PUBLIC_ROUTES.has(`${method} ${path}`)
+}
+
 export interface AuthContext {
   session: ApiSession
   identity: Identity

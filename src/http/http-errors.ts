@@ -29,19 +29,32 @@ export function renderApiError(err: ApiError, requestId: string = newShortId()):
   return json(err.status, { error, meta: ERROR_META }, err.headers)
 }
 
-/** Renders anything thrown by a handler. */
-export function renderThrown(e: unknown, request?: Request): Response {
-  if (e instanceof ApiError) return renderApiError(e)
-  const requestId = newShortId()
-  console.error(`[${requestId}] unhandled error on ${request?.method ?? '?'} ${request ? new URL(request.url).pathname : '?'}:`, e)
-  return renderApiError(new ApiError('UNHANDLED'), requestId)
+/** Where a thrown error happened, for its log line. */
+export interface ThrownAt {
+  method: string
+  path: string
+  requestId: string
+}
+
+const logToStderr = (line: string) => process.stderr.write(line + '\n')
+
+/** Renders anything thrown while answering a request; a non-ApiError is logged (with its stack) under the request id. */
+export function renderThrown(e: unknown, at: ThrownAt, log: (line: string) => void = logToStderr): Response {
+  if (e instanceof ApiError) return renderApiError(e, at.requestId)
+  let detail: string
+  try {
+    detail = e instanceof Error ? (e.stack ?? `${e.name}: ${e.message}`) : String(e)
+  } catch {
+    detail = 'a thrown value that cannot be shown'
+  }
+  log(`request ${at.requestId} unhandled error on ${at.method} ${at.path}: ${detail}`)
+  return renderApiError(new ApiError('UNHANDLED'), at.requestId)
 }
 
 interface TypeBoxErrorLike {
   path?: string
   message?: string
   value?: unknown
-  schema?: { type?: unknown; enum?: unknown; minLength?: number; maxLength?: number; minimum?: number; maximum?: number }
   type?: number
 }
 

@@ -1,12 +1,20 @@
 /**
  * The HTTPS listener: a node:tls server that requests (not requires) a client certificate, whose sockets are handed
  * to a node:http server; each request becomes a fetch Request (with its peer info beside it) for the Elysia app.
- * Bun.serve cannot expose the peer certificate, hence this bridge. Bodies over the limit are refused with 413 here.
+ * Bun.serve cannot expose the peer certificate, hence this bridge. Rules kept here:
+ * - Every request gets one request id, passed to the app, and one log line once it is answered.
+ * - Bodies over the limit are refused with 413; a malformed Host header or request target with 400.
+ * - The request URL is built from the listener's own address (the Host header names nothing we serve otherwise);
+ *   a request line in absolute form (`GET https://host/path`) contributes only its path and query.
+ * - Whatever fails here is answered 500 UNHANDLED in the error envelope, never with an empty body.
  */
 import http from 'node:http'
 import tls from 'node:tls'
 import type { AddressInfo, Socket } from 'node:net'
+import { ApiError } from '../errors/api-error.ts'
+import { newShortId } from '../lib/ids.ts'
 import { renderedBody } from './http-body.ts'
+import { renderApiError, renderThrown } from './http-errors.ts'
 import { attachPeer, readPeerChain } from './peer-cert.ts'
 
 export interface ListenerOptions {
@@ -14,9 +22,30 @@ export interface ListenerOptions {
   port: number
   tls: { key: string; cert: string; ca?: string }
   maxBodyBytes: number
-  handle: (req: Request) => Promise<Response>
-  /** Renders the 413 answer (the app's error envelope). */
-  tooLarge: () => Response
+  handle: (req: Request, requestId: string) => Promise<Response>
+  /** Where the request log lines and listener failures go. */
+  log: (line: string) => void
+}
+
+/** `host[:port]` of RFC 9110 §7.2: a registered name, an IPv4 address or a bracketed IPv6 literal, a port up to 65535 (may be empty). */
+const HOST_HEADER = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]+)(?::(\d{0,5}))?$/
+
+/** Whether a Host header value is a well-formed authority. */
+export function isValidHostHeader(value: string): boolean {
+  const m = HOST_HEADER.exec(value)
+  return m !== null && (m[1] === undefined || Number(m[1]) <= 65535)
+}
+
+/** The path and query of a request target in origin form (`/p?q`) or absolute form (`https://h/p?q`); else undefined. */
+export function targetPath(target: string): string | undefined {
+  if (target.startsWith('/')) return target
+  if (!/^https?:\/\//i.test(target)) return undefined
+  try {
+    const u = new URL(target)
+    return u.pathname + u.search
+  } catch {
+    return undefined
+  }
 }
 
 export interface Listener {
@@ -39,38 +68,60 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
     })
   })
 
+  let origin = ''
+
   async function serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const startedAt = performance.now()
+    const requestId = newShortId()
+    const method = req.method ?? 'GET'
+    const path = targetPath(req.url ?? '')
+    res.once('finish', () => {
+      const ms = (performance.now() - startedAt).toFixed(1)
+      opts.log(`request ${requestId} ${method} ${(path ?? req.url ?? '').split('?')[0]} ${res.statusCode} ${ms}ms`)
+    })
     try {
-      const method = req.method ?? 'GET'
+      if (path === undefined) {
+        return await write(res, renderApiError(ApiError.invalidField('target', 'the request target is neither a path nor an absolute https URL', req.url ?? ''), requestId), true)
+      }
+      const hostHeaders: string[] = []
+      for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i].toLowerCase() === 'host') hostHeaders.push(req.rawHeaders[i + 1])
+      if (hostHeaders.length > 1 || (hostHeaders.length === 1 && hostHeaders[0] !== '' && !isValidHostHeader(hostHeaders[0]))) {
+        return await write(res, renderApiError(ApiError.invalidField('host', 'the Host header is not a valid host[:port]', hostHeaders.join(', ')), requestId), true)
+      }
       let body: Buffer | undefined
       if (method !== 'GET' && method !== 'HEAD') {
         const declared = Number(req.headers['content-length'] ?? '0')
-        if (declared > opts.maxBodyBytes) return await write(res, opts.tooLarge(), true)
+        if (declared > opts.maxBodyBytes) return await write(res, renderApiError(new ApiError('REQUEST_ENTITY_TOO_LARGE'), requestId), true)
         const chunks: Buffer[] = []
         let size = 0
         for await (const chunk of req) {
           size += (chunk as Buffer).length
-          if (size > opts.maxBodyBytes) return await write(res, opts.tooLarge(), true)
+          if (size > opts.maxBodyBytes) return await write(res, renderApiError(new ApiError('REQUEST_ENTITY_TOO_LARGE'), requestId), true)
           chunks.push(chunk as Buffer)
         }
         body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)
       }
       const headers = new Headers()
       for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1])
-      const host = req.headers.host ?? `${opts.host}:${opts.port}`
-      const request = new Request(`https://${host}${req.url ?? '/'}`, {
+      const request = new Request(origin + path, {
         method,
         headers,
         body: body && body.length > 0 ? body : undefined,
       })
       const socket = req.socket as tls.TLSSocket
       attachPeer(request, { certChainDer: readPeerChain(socket), remoteAddress: socket.remoteAddress ?? '' })
-      await write(res, await opts.handle(request), false)
+      await write(res, await opts.handle(request, requestId), false)
     } catch (e) {
-      console.error('listener failure:', e)
-      if (!res.headersSent) {
-        res.statusCode = 500
-        res.end()
+      if (res.headersSent) {
+        opts.log(`request ${requestId}: the answer failed after its headers were sent: ${String(e)}`)
+        res.destroy()
+        return
+      }
+      const answer = renderThrown(e, { method, path: path ?? '?', requestId }, opts.log)
+      try {
+        await write(res, answer, true)
+      } catch {
+        res.destroy()
       }
     }
   }
@@ -112,6 +163,7 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
     tlsServer.listen(opts.port, opts.host, () => resolve())
   })
   const port = (tlsServer.address() as AddressInfo).port
+  origin = `https://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${port}`
 
   return {
     port,

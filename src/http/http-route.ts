@@ -22,6 +22,8 @@ export interface RouteCtx<B = unknown, Q = Record<string, string | string[] | un
   params: Record<string, string>
   auth: AuthContext
   api: ApiName
+  /** The request's id: in its error answers, its log line and the change context of its writes. */
+  requestId: string
 }
 
 export interface RouteDef {

@@ -40,7 +40,8 @@ const ROOT_TTL_MS = 3650 * DAY_MS
 const INTERMEDIATE_TTL_MS = 1825 * DAY_MS
 const SERVER_TTL_MS = 365 * DAY_MS
 const KEY_MODE = 0o600
-const CERT_MODE = 0o644
+/** Certificates are public, but the data directory is private to the owner, all of it. */
+const CERT_MODE = 0o600
 const DIR_MODE = 0o700
 const STALE_TEMP = /^(root-ca|intermediate-ca|server)\.(cert|key)\.pem\.[0-9a-f]+\.tmp$/
 
@@ -77,7 +78,7 @@ export interface ControllerPkiOptions {
 
 /**
  * Loads the controller PKI from `dir`, creating whatever is missing (the directory itself with mode 0700).
- * Keys are written with mode 0600, certificates 0644, each through a temporary file renamed into place, and an
+ * Keys and certificates are written with mode 0600, each through a temporary file renamed into place, and an
  * existing file is never replaced. Missing pieces are completed from what exists: a key without its certificate
  * gets one; a certificate without its key is an error, except the root key, which may be kept offline once the
  * intermediate exists.

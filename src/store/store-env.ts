@@ -1,9 +1,11 @@
 /**
  * Opens the one LMDB environment of a data directory and its sub-databases, and runs migrations.
  * Commits are fsynced before their promise resolves (overlappingSync off), so an acknowledged write survives kill -9.
+ * The directory holds password and token hashes and the CA keys: it and everything in it stay private to the owner
+ * (directories 0700, files 0600), created so and checked (and fixed, with a warning) at every start.
  */
 import { open, type Database, type RootDatabase } from 'lmdb'
-import { mkdirSync } from 'node:fs'
+import { chmodSync, closeSync, lstatSync, mkdirSync, openSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { SUB_DBS, type SubDbName } from './store-catalogue.ts'
 import { migrate } from './store-migrations.ts'
@@ -28,9 +30,41 @@ export interface Store {
 /** The largest the database can grow: 64 GiB of address space. */
 export const MAP_SIZE_BYTES = 64 * 1024 ** 3
 
-export async function openStore(dataDir: string): Promise<Store> {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+/** Modes of everything in a data directory. */
+export const PRIVATE_DIR_MODE = 0o700
+export const PRIVATE_FILE_MODE = 0o600
+
+/**
+ * Takes away every permission of group and others from `dir` and everything below it (symbolic links are left
+ * alone); answers one line per path it changed.
+ */
+export function makePrivate(dir: string): string[] {
+  const changed: string[] = []
+  const pending = [dir]
+  for (let path = pending.pop(); path !== undefined; path = pending.pop()) {
+    const st = lstatSync(path)
+    if (st.isSymbolicLink()) continue
+    const mode = st.mode & 0o777
+    if (st.isDirectory()) for (const name of readdirSync(path)) pending.push(join(path, name))
+    if ((mode & 0o077) === 0) continue
+    const wanted = mode & (st.isDirectory() ? PRIVATE_DIR_MODE : PRIVATE_FILE_MODE)
+    chmodSync(path, wanted)
+    changed.push(`${path} was open to other users (mode ${mode.toString(8).padStart(4, '0')}); now ${wanted.toString(8).padStart(4, '0')}`)
+  }
+  return changed
+}
+
+export interface OpenStoreOptions {
+  /** Where the notes about modes fixed at start go. */
+  warn?: (line: string) => void
+}
+
+export async function openStore(dataDir: string, opts: OpenStoreOptions = {}): Promise<Store> {
+  mkdirSync(dataDir, { recursive: true, mode: PRIVATE_DIR_MODE })
+  for (const line of makePrivate(dataDir)) opts.warn?.(`warning: ${line}`)
   const path = join(dataDir, 'edgeplane.mdb')
+  // LMDB creates missing files 0644: create them empty and private first (an empty file is a new environment)
+  for (const file of [path, `${path}-lock`]) closeSync(openSync(file, 'a', PRIVATE_FILE_MODE))
   const env: RootDatabase = open({
     path,
     encoding: 'json',

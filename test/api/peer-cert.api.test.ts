@@ -24,7 +24,7 @@ beforeAll(async () => {
     port: 0,
     tls: pki.tls,
     maxBodyBytes: 1024,
-    tooLarge: () => new Response('too large', { status: 413 }),
+    log: () => {},
     handle: async (req) => {
       const peer = peerOf(req)
       const views = peer.certChainDer.map((der) => toCertificateView(readCertificateDer(der)))

@@ -3,5 +3,5 @@ import type { ChangeContext } from '../../actors/runtime/actor-runtime.ts'
 import type { RouteCtx } from '../http-route.ts'
 
 export function changeOf(ctx: RouteCtx<unknown, unknown>): ChangeContext {
-  return { author: ctx.auth?.identity.id ?? 'anonymous', source: 'rest' }
+  return { author: ctx.auth?.identity.id ?? 'anonymous', source: 'rest', requestId: ctx.requestId }
 }

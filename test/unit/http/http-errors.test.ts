@@ -1,21 +1,32 @@
 // The error renderer: envelope shape, causes, the message table, and that our own bugs never leak their message.
-import { describe, expect, it, spyOn } from 'bun:test'
+import { describe, expect, it } from 'bun:test'
 import { ApiError } from '../../../src/errors/api-error.ts'
 import { API_ERRORS } from '../../../src/errors/error-codes.ts'
 import { renderApiError, renderThrown, validationToApiError } from '../../../src/http/http-errors.ts'
 
 describe('renderThrown', () => {
   it('answers a bug with 500 UNHANDLED and never its message', async () => {
-    const log = spyOn(console, 'error').mockImplementation(() => {})
-    const res = renderThrown(new TypeError('secret internal detail'), new Request('https://x/edge/client/v1/y'))
+    const lines: string[] = []
+    const res = renderThrown(new TypeError('secret internal detail'), { method: 'GET', path: '/edge/client/v1/y', requestId: 'req-1' }, (l) => lines.push(l))
     expect(res.status).toBe(500)
     const text = await res.text()
     expect(text).not.toContain('secret')
     const body = JSON.parse(text)
     expect(body.error.code).toBe('UNHANDLED')
+    expect(body.error.requestId).toBe('req-1')
     expect(body.meta).toEqual({ apiEnrollmentVersion: '0.0.1', apiVersion: '0.0.1' })
-    expect(log).toHaveBeenCalled()
-    log.mockRestore()
+    // the log line carries the request id, the request and the bug's detail
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toContain('req-1')
+    expect(lines[0]).toContain('GET /edge/client/v1/y')
+    expect(lines[0]).toContain('secret internal detail')
+  })
+
+  it('survives a thrown value that cannot be turned into a string', async () => {
+    const lines: string[] = []
+    const res = renderThrown(Object.create(null), { method: 'POST', path: '/p', requestId: 'req-2' }, (l) => lines.push(l))
+    expect(res.status).toBe(500)
+    expect(lines[0]).toContain('req-2')
   })
 })
 

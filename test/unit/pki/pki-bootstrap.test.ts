@@ -53,13 +53,13 @@ describe('ensureControllerPki on a new directory', () => {
     expect([...pki.created].sort()).toEqual([...FILES].sort())
   })
 
-  it('writes keys with mode 0600 and certificates with 0644', () => {
+  it('writes keys and certificates with mode 0600 (the data directory is private)', () => {
     const modes = snapshot(dir)
     for (const name of [CONTROLLER_PKI_FILES.rootKey, CONTROLLER_PKI_FILES.intermediateKey, CONTROLLER_PKI_FILES.serverKey]) {
       expect(modes[name].mode).toBe(0o600)
     }
     for (const name of [CONTROLLER_PKI_FILES.rootCert, CONTROLLER_PKI_FILES.intermediateCert, CONTROLLER_PKI_FILES.serverCert]) {
-      expect(modes[name].mode).toBe(0o644)
+      expect(modes[name].mode).toBe(0o600)
     }
   })
 
