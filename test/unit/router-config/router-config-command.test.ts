@@ -153,7 +153,7 @@ describe('as a process', () => {
     const r = await spawn(['-'], text)
     expect(r.code).toBe(1)
     expect(r.stdout.trimEnd().split('\n')).toHaveLength(20005)
-  })
+  }, 120_000) // a child process validating 20,000 entries: bounded against a hang, not timed
 
   it('substitutes variables of the process environment', async () => {
     const r = await spawn([file('fabric-router.yml')])
