@@ -13,13 +13,14 @@ import {
   decideUpdbChange,
   decideUpdbUsername,
 } from '../../domain/identity/identity-decide.ts'
+import type { IdentityReads } from '../../domain/identity/identity-reads.ts'
 import type { Authenticator, Identity } from '../../domain/identity/identity-types.ts'
 import type { Store } from '../../store/store-env.ts'
 import { Actor, type ActorBehavior, type ActorSystemDeps, type Tx } from '../runtime/actor-runtime.ts'
 import type { IdentityEvent, IdentityFields, IdentityMsg, IdentityReplies } from './identity-messages.ts'
 import { IdentityState } from './identity-state.ts'
 
-export type IdentityActor = Actor<IdentityState, IdentityMsg, IdentityReplies, IdentityEvent>
+export type IdentityActor = Actor<IdentityState, IdentityMsg, IdentityReplies, IdentityEvent, IdentityReads>
 
 const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, IdentityEvent> = {
   owner: 'identity',

@@ -15,6 +15,7 @@ import type {
   ServicePolicy,
   Terminator,
 } from '../../domain/policy/policy-types.ts'
+import type { PolicyGraphReads } from '../../domain/policy/graph-reads.ts'
 import type { Store, WriteOp } from '../../store/store-env.ts'
 import { Actor, type ActorBehavior, type ActorSystemDeps } from '../runtime/actor-runtime.ts'
 import {
@@ -41,7 +42,7 @@ import { deleteRouter, deleteTerminator, saveRouter, saveTerminator } from './po
 import { PolicyGraphState } from './policy-graph-state.ts'
 
 export type { PolicyGraphLookups } from './policy-graph-policies.ts'
-export type PolicyGraphActor = Actor<PolicyGraphState, PolicyGraphMsg, PolicyGraphReplies, PolicyGraphEvent>
+export type PolicyGraphActor = Actor<PolicyGraphState, PolicyGraphMsg, PolicyGraphReplies, PolicyGraphEvent, PolicyGraphReads>
 
 function behavior(lookups: PolicyGraphLookups): ActorBehavior<PolicyGraphState, PolicyGraphMsg, PolicyGraphReplies, PolicyGraphEvent> {
   return {

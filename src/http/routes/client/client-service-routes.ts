@@ -81,7 +81,7 @@ export function clientServiceRoutes(deps: ClientServiceDeps): RouteDef[] {
     }
     return (s: Service, body: JsonBody) => rendered.write(s, deps.reads.permissionsOf(identityId, s.id), viewer, body)
   }
-  const askedTypes = (ctx: RouteCtx<unknown, { configTypes?: string | string[] }>): string[] => {
+  const askedTypes = (ctx: RouteCtx<unknown, { configTypes?: string | string[] }>): readonly string[] => {
     const q = ctx.query.configTypes
     if (q === undefined) return ctx.auth.session.configTypes
     return Array.isArray(q) ? q : [q]
