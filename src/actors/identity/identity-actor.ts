@@ -3,6 +3,7 @@
  * Handlers decide with domain/identity checks, then apply synchronously.
  */
 import { ApiError } from '../../errors/api-error.ts'
+import { assertNever } from '../../lib/assert-never.ts'
 import { newShortId } from '../../lib/ids.ts'
 import {
   decideAuthPolicyId,
@@ -88,6 +89,8 @@ const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, Ident
         tx.emit({ type: 'authenticator.deleted', authenticator: prev })
         return
       }
+      default:
+        return assertNever(msg, 'identity message')
     }
   },
 }

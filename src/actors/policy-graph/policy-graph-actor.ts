@@ -3,6 +3,7 @@
  * kinds and per-identity service config overrides. Handlers (policy-graph-{configs,routers,policies}.ts) decide with
  * domain/policy checks, then apply synchronously and emit the events the policy resolver consumes.
  */
+import { assertNever } from '../../lib/assert-never.ts'
 import { BUILTIN_CONFIG_SCHEMA, BUILTIN_CONFIG_TYPES } from '../../domain/policy/graph-decide-configs.ts'
 import type {
   Config,
@@ -104,6 +105,8 @@ function behavior(lookups: PolicyGraphLookups): ActorBehavior<PolicyGraphState, 
           return removeOverrides(ctx, msg.identityId, msg.links)
         case 'identity.removed':
           return identityRemoved(ctx, msg.identityId)
+        default:
+          return assertNever(msg, 'policy graph message')
       }
     },
   }

@@ -6,6 +6,7 @@
  * and its put/remove methods.
  */
 import type { AnyPolicy, PolicyGraphReads, PolicyRef, ReadTable } from '../../domain/policy/graph-reads.ts'
+import { assertNever } from '../../lib/assert-never.ts'
 import { ConfigSchemaCache } from '../../domain/policy/config-schema.ts'
 import { splitRoles } from '../../domain/policy/policy-roles.ts'
 import type {
@@ -139,6 +140,8 @@ export class PolicyGraphState implements PolicyGraphReads {
         const policy = this.serviceEdgeRouterPolicies.get(id)
         return policy && { kind, policy }
       }
+      default:
+        return assertNever(kind, 'policy kind')
     }
   }
   /** Every policy as the resolver indexes it (service policies, then edge router policies, then SERPs; id order). */

@@ -3,6 +3,7 @@
  * (a timer message), so an authenticated read never costs a disk write; expiry is swept by a timer message.
  */
 import { ApiError } from '../../errors/api-error.ts'
+import { assertNever } from '../../lib/assert-never.ts'
 import { newCuid } from '../../lib/ids.ts'
 import { isExpired, type ApiSession } from '../../domain/session/session-types.ts'
 import type { Store } from '../../store/store-env.ts'
@@ -103,6 +104,8 @@ function behavior(timeoutMs: number): ActorBehavior<SessionRegistryState, Sessio
           }
           return
         }
+        default:
+          return assertNever(msg, 'session registry message')
       }
     },
   }

@@ -1,5 +1,6 @@
 // What actors hand to everyone else (src/actors/README.md): a snapshot typed as the aggregate's read interface, with
-// deeply read-only records that are replaced on every change and never mutated.
+// deeply read-only records that are replaced on every change and never mutated; and every actor refuses a message
+// it has no case for (the assertNever at the end of its switch) instead of answering nothing.
 // The type-level half of these checks runs in `bun run typecheck` (the @ts-expect-error lines below).
 import { afterEach, beforeEach, describe, expect, it } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -123,5 +124,21 @@ describe('snapshots', () => {
     const before = sessions.snapshot().byTokenHash.get('h2')!
     await sessions.ask({ type: 'apiSession.touch', tokenHash: 'h2', at: before.lastActivityAt - 1 })
     expect(sessions.snapshot().byTokenHash.get('h2')).toBe(before)
+  })
+})
+
+describe('message handling', () => {
+  // a message without a case is a type error; one that arrives anyway (an old serialised command) is refused
+  it.each([
+    ['identity', () => identities.ask({ type: 'identity.unknown', change } as never), 'unexpected identity message'],
+    ['session registry', () => sessions.ask({ type: 'apiSession.unknown' } as never), 'unexpected session registry message'],
+    ['policy graph', () => graph.ask({ type: 'graph.unknown', change } as never), 'unexpected policy graph message'],
+  ])('the %s actor refuses a message it has no case for', async (_name, send, message) => {
+    const err = await send().then(
+      () => undefined,
+      (e: unknown) => e,
+    )
+    expect(err).toBeInstanceOf(TypeError)
+    expect((err as Error).message).toStartWith(message)
   })
 })
