@@ -25,7 +25,7 @@ import {
   toClientEdgeRouterProps,
   type ConfigLookups,
 } from '../../mappers/client-service-mapper.ts'
-import { ClientServiceJson, selectionKey, type ClientServiceViewer } from '../../mappers/client-service-json.ts'
+import { ClientServiceJson, type ClientServiceViewer } from '../../mappers/client-service-json.ts'
 
 export interface ClientServiceDeps {
   graph: PolicyGraphActor
@@ -67,11 +67,9 @@ export function clientServiceRoutes(deps: ClientServiceDeps): RouteDef[] {
   /** Writes a service's JSON text as `identityId` sees it, for the config types it asked for. */
   const jsonFor = (identityId: string, configTypes: readonly string[]) => {
     const l = lookups()
-    const selection = selectConfigTypes(configTypes, l)
     const viewer: ClientServiceViewer = {
       identityId,
-      selection,
-      selectionKey: selectionKey(selection),
+      selection: selectConfigTypes(configTypes, l),
       lookups: l,
       overridden: new Set(deps.graph.snapshot().overridesOf(identityId).map((o) => o.serviceId)),
       postureQueries:
