@@ -80,6 +80,9 @@ export class PolicyGraphState implements PolicyGraphReads {
   configType(id: string): ConfigType | undefined {
     return this.configTypes.get(id)
   }
+  configTypeIdByName(name: string): string | undefined {
+    return this.configTypes.idByName(name)
+  }
   /** Configs of a config type, in id order. */
   configsOfType(configTypeId: string): Config[] {
     return sortedRecords(this.configsByType.get(configTypeId), this.configs)

@@ -62,6 +62,8 @@ export interface PolicyGraphReads extends ConfigLookup {
   readonly edgeRouterPolicies: ReadTable<EdgeRouterPolicy>
   readonly serviceEdgeRouterPolicies: ReadTable<ServiceEdgeRouterPolicy>
 
+  /** Id of the config type holding this name. */
+  configTypeIdByName(name: string): string | undefined
   /** Configs of a config type, in id order. */
   configsOfType(configTypeId: string): readonly Config[]
   /** Services listing a config, in id order. */

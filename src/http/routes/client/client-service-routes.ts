@@ -48,15 +48,8 @@ function hasSorted(ids: readonly string[], id: string): boolean {
 }
 
 export function clientServiceRoutes(deps: ClientServiceDeps): RouteDef[] {
-  const lookups = (): ConfigLookups => {
-    const g = deps.graph.snapshot()
-    return {
-      config: (id) => g.config(id),
-      configType: (id) => g.configType(id),
-      configTypeIdByName: (name) => g.configTypes.idByName(name),
-      overrideConfig: (i, s, t) => g.overrideConfig(i, s, t),
-    }
-  }
+  // the graph's read interface answers every config lookup the rendering needs
+  const lookups = (): ConfigLookups => deps.graph.snapshot()
   /** A visible service or 404 (a service the caller may not use does not exist for it). */
   const visible = (ctx: RouteCtx<unknown, unknown>, id: string): Service => {
     const s = deps.graph.snapshot().services.get(id)
