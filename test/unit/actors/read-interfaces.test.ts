@@ -44,7 +44,10 @@ afterEach(async () => {
 })
 
 /** Never called: each line must fail to compile, which `bun run typecheck` checks. */
-export function mutationsTheTypesRefuse(ids: IdentityReads, ss: SessionReads, g: PolicyGraphReads): void {
+export function mutationsTheTypesRefuse(identities: IdentityActor, sessions: SessionRegistryActor, graph: PolicyGraphActor): void {
+  const ids = identities.snapshot()
+  const ss = sessions.snapshot()
+  const g = graph.snapshot()
   // @ts-expect-error the snapshot offers no mutator of the state class
   ids.putIdentity(ids.identity('x')!)
   // @ts-expect-error maps are read-only views
