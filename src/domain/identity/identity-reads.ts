@@ -6,6 +6,7 @@
 import type { IdentityLookup } from './identity-decide.ts'
 import type { Authenticator, Identity } from './identity-types.ts'
 
+/** The identity aggregate's reads: what the identity actor's `snapshot()` answers. */
 export interface IdentityReads extends IdentityLookup {
   /** Every identity by id. */
   readonly identities: ReadonlyMap<string, Identity>

@@ -49,6 +49,7 @@ export interface PolicyRef {
   id: string
 }
 
+/** The policy graph's reads: what the policy-graph actor's `snapshot()` answers. */
 export interface PolicyGraphReads extends ConfigLookup {
   readonly configTypes: ReadTable<ConfigType>
   readonly configs: ReadTable<Config>

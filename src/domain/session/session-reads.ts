@@ -6,6 +6,7 @@
 import type { ServiceSession } from './service-session-types.ts'
 import type { ApiSession } from './session-types.ts'
 
+/** The session registry's reads: what the session-registry actor's `snapshot()` answers. */
 export interface SessionReads {
   /** API sessions by the SHA-256 of their token (authentication). */
   readonly byTokenHash: ReadonlyMap<string, ApiSession>
