@@ -67,7 +67,9 @@ export function createSessionResolver(deps: {
     const identity = deps.identities.snapshot().identity(session.identityId)
     if (!identity || isDisabled(identity, now)) return undefined
     deps.sessions.tell({ type: 'apiSession.touch', tokenHash, at: now })
-    return { session, identity, isPartial: session.isMfaRequired && !session.isMfaComplete, isAdmin: isAdminIdentity(identity) }
+    // the touch replaces the record (at once when the mailbox is idle): hand out the marked one
+    const current = deps.sessions.snapshot().byTokenHash.get(tokenHash) ?? session
+    return { session: current, identity, isPartial: current.isMfaRequired && !current.isMfaComplete, isAdmin: isAdminIdentity(identity) }
   }
   return {
     resolve,

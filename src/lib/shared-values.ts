@@ -26,14 +26,14 @@ export class StringPool {
   }
 
   /** The same list with shared strings (a new array only when something changed). */
-  shareAll(list: readonly string[] | null): string[] | null {
+  shareAll(list: readonly string[] | null): readonly string[] | null {
     if (list === null) return null
     let out: string[] | null = null
     for (let i = 0; i < list.length; i++) {
       const s = this.share(list[i]!)
       if (s !== list[i]) (out ??= [...list])[i] = s
     }
-    return out ?? (list as string[])
+    return out ?? list
   }
 
   forget(s: string): void {

@@ -3,6 +3,7 @@
  * Handlers decide with domain/identity checks, then apply synchronously.
  */
 import { ApiError } from '../../errors/api-error.ts'
+import { assertNever } from '../../lib/assert-never.ts'
 import { newShortId } from '../../lib/ids.ts'
 import {
   decideAuthPolicyId,
@@ -13,13 +14,14 @@ import {
   decideUpdbChange,
   decideUpdbUsername,
 } from '../../domain/identity/identity-decide.ts'
+import type { IdentityReads } from '../../domain/identity/identity-reads.ts'
 import type { Authenticator, Identity } from '../../domain/identity/identity-types.ts'
 import type { Store } from '../../store/store-env.ts'
 import { Actor, type ActorBehavior, type ActorSystemDeps, type Tx } from '../runtime/actor-runtime.ts'
 import type { IdentityEvent, IdentityFields, IdentityMsg, IdentityReplies } from './identity-messages.ts'
 import { IdentityState } from './identity-state.ts'
 
-export type IdentityActor = Actor<IdentityState, IdentityMsg, IdentityReplies, IdentityEvent>
+export type IdentityActor = Actor<IdentityState, IdentityMsg, IdentityReplies, IdentityEvent, IdentityReads>
 
 const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, IdentityEvent> = {
   owner: 'identity',
@@ -87,6 +89,8 @@ const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, Ident
         tx.emit({ type: 'authenticator.deleted', authenticator: prev })
         return
       }
+      default:
+        return assertNever(msg, 'identity message')
     }
   },
 }

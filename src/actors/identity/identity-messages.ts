@@ -3,10 +3,11 @@
  */
 import type { ChangeContext } from '../runtime/actor-runtime.ts'
 import type { Authenticator, EnvInfo, Identity, SdkInfo } from '../../domain/identity/identity-types.ts'
+import type { Writable } from '../../lib/deep-readonly.ts'
 
 /** Fields an admin may set on an identity (create, put, patch). Absent means "leave as is" on patch. */
 export type IdentityFields = Partial<
-  Pick<
+  Writable<Pick<
     Identity,
     | 'name'
     | 'typeId'
@@ -20,7 +21,7 @@ export type IdentityFields = Partial<
     | 'defaultHostingPrecedence'
     | 'serviceHostingCosts'
     | 'serviceHostingPrecedences'
-  >
+  >>
 >
 
 export type IdentityMsg =

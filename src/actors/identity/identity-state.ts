@@ -1,9 +1,10 @@
 /**
  * In-memory state of the identity aggregate (identities and their authenticators) with the indexes lists use:
  * name → id, role attribute → ids, username → updb authenticator, identity → authenticators.
+ * Others see it through `actor.snapshot()` as IdentityReads; only the actor's handlers call the put/remove methods.
  */
 import type { Authenticator, Identity } from '../../domain/identity/identity-types.ts'
-import type { IdentityLookup } from '../../domain/identity/identity-decide.ts'
+import type { IdentityReads } from '../../domain/identity/identity-reads.ts'
 import { shareEmpty, StringPool } from '../../lib/shared-values.ts'
 
 /** The identity as kept in memory: empty maps and role attribute names shared (see shared-values.ts). */
@@ -20,7 +21,7 @@ function compact(i: Identity, names: StringPool): Identity {
   }
 }
 
-export class IdentityState implements IdentityLookup {
+export class IdentityState implements IdentityReads {
   readonly identities = new Map<string, Identity>()
   readonly authenticators = new Map<string, Authenticator>()
   private readonly byName = new Map<string, string>()

@@ -3,6 +3,7 @@
  * kinds and per-identity service config overrides. Handlers (policy-graph-{configs,routers,policies}.ts) decide with
  * domain/policy checks, then apply synchronously and emit the events the policy resolver consumes.
  */
+import { assertNever } from '../../lib/assert-never.ts'
 import { BUILTIN_CONFIG_SCHEMA, BUILTIN_CONFIG_TYPES } from '../../domain/policy/graph-decide-configs.ts'
 import type {
   Config,
@@ -15,6 +16,7 @@ import type {
   ServicePolicy,
   Terminator,
 } from '../../domain/policy/policy-types.ts'
+import type { PolicyGraphReads } from '../../domain/policy/graph-reads.ts'
 import type { Store, WriteOp } from '../../store/store-env.ts'
 import { Actor, type ActorBehavior, type ActorSystemDeps } from '../runtime/actor-runtime.ts'
 import {
@@ -41,7 +43,7 @@ import { deleteRouter, deleteTerminator, saveRouter, saveTerminator } from './po
 import { PolicyGraphState } from './policy-graph-state.ts'
 
 export type { PolicyGraphLookups } from './policy-graph-policies.ts'
-export type PolicyGraphActor = Actor<PolicyGraphState, PolicyGraphMsg, PolicyGraphReplies, PolicyGraphEvent>
+export type PolicyGraphActor = Actor<PolicyGraphState, PolicyGraphMsg, PolicyGraphReplies, PolicyGraphEvent, PolicyGraphReads>
 
 function behavior(lookups: PolicyGraphLookups): ActorBehavior<PolicyGraphState, PolicyGraphMsg, PolicyGraphReplies, PolicyGraphEvent> {
   return {
@@ -103,6 +105,8 @@ function behavior(lookups: PolicyGraphLookups): ActorBehavior<PolicyGraphState, 
           return removeOverrides(ctx, msg.identityId, msg.links)
         case 'identity.removed':
           return identityRemoved(ctx, msg.identityId)
+        default:
+          return assertNever(msg, 'policy graph message')
       }
     },
   }

@@ -19,8 +19,10 @@ import type {
   Tags,
   Terminator,
 } from '../../domain/policy/policy-types.ts'
+import type { Writable } from '../../lib/deep-readonly.ts'
 
-type Fields<T, K extends keyof T> = Partial<Pick<T, K>>
+/** Settable fields of a record, writable so that routes can build them field by field. */
+type Fields<T, K extends keyof T> = Partial<Writable<Pick<T, K>>>
 
 export type ConfigTypeFields = Fields<ConfigType, 'name' | 'schema' | 'target' | 'tags'>
 export type ConfigFields = Fields<Config, 'name' | 'configTypeId' | 'data' | 'tags'>

@@ -19,6 +19,7 @@ import type {
   ServicePolicy,
   Tags,
 } from '../../domain/policy/policy-types.ts'
+import type { AnyPolicy } from '../../domain/policy/graph-reads.ts'
 import type { SubDbName } from '../../store/store-catalogue.ts'
 import type { Tx } from '../runtime/actor-runtime.ts'
 import type {
@@ -32,7 +33,6 @@ import {
   ROLE_FIELDS,
   serviceEdgeRouterPolicyIndex,
   servicePolicyIndex,
-  type AnyPolicy,
   type PolicyGraphState,
   type RoleField,
 } from './policy-graph-state.ts'
@@ -115,7 +115,7 @@ export function pick<T>(given: T | null | undefined, replace: boolean, dflt: T, 
   return given ?? (replace ? dflt : stored)
 }
 
-function roles(ctx: GraphCtx, field: RoleField, given: readonly string[] | null | undefined, replace: boolean, stored: string[] | undefined, kind: EntityKind): string[] {
+function roles(ctx: GraphCtx, field: RoleField, given: readonly string[] | null | undefined, replace: boolean, stored: readonly string[] | undefined, kind: EntityKind): readonly string[] {
   if (given !== undefined) return decidePolicyRoles(field, given, roleTargets(ctx)[kind])
   return replace || stored === undefined ? [] : stored
 }

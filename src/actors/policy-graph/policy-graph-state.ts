@@ -2,9 +2,11 @@
  * In-memory state of the policy graph: one table per kind (by id, unique name, id order, role attributes) plus the
  * cross indexes routes and handlers need: configs by type, services by config, terminators by service and router,
  * overrides by identity/service/config, and which policies name an entity with `@id`.
- * Routes read it live through `actor.snapshot()`; only the actor's handlers call the put/remove methods.
+ * Others read it live through `actor.snapshot()`, typed as PolicyGraphReads; only the actor's handlers see this class
+ * and its put/remove methods.
  */
-import type { ConfigLookup } from '../../domain/policy/graph-decide-configs.ts'
+import type { AnyPolicy, PolicyGraphReads, PolicyRef, ReadTable } from '../../domain/policy/graph-reads.ts'
+import { assertNever } from '../../lib/assert-never.ts'
 import { ConfigSchemaCache } from '../../domain/policy/config-schema.ts'
 import { splitRoles } from '../../domain/policy/policy-roles.ts'
 import type {
@@ -22,21 +24,9 @@ import type {
   Terminator,
 } from '../../domain/policy/policy-types.ts'
 import { overrideKey } from './policy-graph-messages.ts'
-import { EntityTable, MultiIndex, type ReadTable } from './policy-graph-table.ts'
+import { EntityTable, MultiIndex } from './policy-graph-table.ts'
 
-/** A policy of any kind, as stored. */
-export type AnyPolicy =
-  | { kind: 'service-policy'; policy: ServicePolicy }
-  | { kind: 'edge-router-policy'; policy: EdgeRouterPolicy }
-  | { kind: 'service-edge-router-policy'; policy: ServiceEdgeRouterPolicy }
-
-/** A reference from a policy: its kind and id. */
-export interface PolicyRef {
-  kind: PolicyKind
-  id: string
-}
-
-export class PolicyGraphState implements ConfigLookup {
+export class PolicyGraphState implements PolicyGraphReads {
   /** The writable tables; the public fields below are read-only views of the same objects. */
   private readonly t = {
     configTypes: new EntityTable<ConfigType>(),
@@ -79,7 +69,7 @@ export class PolicyGraphState implements ConfigLookup {
     'posture-check': new MultiIndex(),
   }
 
-  // --- reads (ConfigLookup and the cross indexes) ---
+  // --- reads (PolicyGraphReads) ---
 
   config(id: string): Config | undefined {
     return this.configs.get(id)
@@ -89,6 +79,9 @@ export class PolicyGraphState implements ConfigLookup {
   }
   configType(id: string): ConfigType | undefined {
     return this.configTypes.get(id)
+  }
+  configTypeIdByName(name: string): string | undefined {
+    return this.configTypes.idByName(name)
   }
   /** Configs of a config type, in id order. */
   configsOfType(configTypeId: string): Config[] {
@@ -150,6 +143,8 @@ export class PolicyGraphState implements ConfigLookup {
         const policy = this.serviceEdgeRouterPolicies.get(id)
         return policy && { kind, policy }
       }
+      default:
+        return assertNever(kind, 'policy kind')
     }
   }
   /** Every policy as the resolver indexes it (service policies, then edge router policies, then SERPs; id order). */

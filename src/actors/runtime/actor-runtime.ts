@@ -62,8 +62,11 @@ export interface ActorSystemDeps {
   cloneMessages?: boolean
 }
 
-/** A running actor: `ask` queues a message and resolves after its writes are durable. */
-export class Actor<S, M extends { type: string }, R extends Record<M['type'], unknown>, E = unknown> {
+/**
+ * A running actor: `ask` queues a message and resolves after its writes are durable. `V` is what `snapshot()` shows
+ * readers: the aggregate's read interface, which its state class implements (without the state's mutators).
+ */
+export class Actor<S extends V, M extends { type: string }, R extends Record<M['type'], unknown>, E = unknown, V = Readonly<S>> {
   private readonly queue: Envelope<M>[] = []
   private running = false
   private stopped = false
@@ -77,7 +80,7 @@ export class Actor<S, M extends { type: string }, R extends Record<M['type'], un
   ) {}
 
   /** The live, read-only view of the actor's state. Safe because apply is synchronous. */
-  snapshot(): Readonly<S> {
+  snapshot(): V {
     return this.state
   }
 

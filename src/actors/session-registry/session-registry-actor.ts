@@ -3,15 +3,17 @@
  * (a timer message), so an authenticated read never costs a disk write; expiry is swept by a timer message.
  */
 import { ApiError } from '../../errors/api-error.ts'
+import { assertNever } from '../../lib/assert-never.ts'
 import { newCuid } from '../../lib/ids.ts'
 import { isExpired, type ApiSession } from '../../domain/session/session-types.ts'
 import type { Store } from '../../store/store-env.ts'
 import { Actor, type ActorBehavior, type ActorSystemDeps, type Tx } from '../runtime/actor-runtime.ts'
 import type { ServiceSession } from '../../domain/session/service-session-types.ts'
+import type { SessionReads } from '../../domain/session/session-reads.ts'
 import type { SessionRegistryEvent, SessionRegistryMsg, SessionRegistryReplies } from './session-registry-messages.ts'
 import { SessionRegistryState } from './session-registry-state.ts'
 
-export type SessionRegistryActor = Actor<SessionRegistryState, SessionRegistryMsg, SessionRegistryReplies, SessionRegistryEvent>
+export type SessionRegistryActor = Actor<SessionRegistryState, SessionRegistryMsg, SessionRegistryReplies, SessionRegistryEvent, SessionReads>
 
 /** At most this many expired sessions are removed per sweep, so one sweep never holds the mailbox long. */
 const SWEEP_BATCH = 500
@@ -52,7 +54,8 @@ function behavior(timeoutMs: number): ActorBehavior<SessionRegistryState, Sessio
         case 'apiSession.touch': {
           const s = state.byTokenHash.get(msg.tokenHash)
           if (s && msg.at > s.lastActivityAt) {
-            s.lastActivityAt = msg.at
+            // replaced, not changed in place: a record handed out never changes under its reader
+            state.put({ ...s, lastActivityAt: msg.at })
             state.dirty.add(s.tokenHash)
           }
           return
@@ -101,6 +104,8 @@ function behavior(timeoutMs: number): ActorBehavior<SessionRegistryState, Sessio
           }
           return
         }
+        default:
+          return assertNever(msg, 'session registry message')
       }
     },
   }

@@ -1,8 +1,12 @@
-/** In-memory API sessions: by token hash (authentication), by id (management), by identity (hasApiSession, cascades). */
+/**
+ * In-memory API sessions: by token hash (authentication), by id (management), by identity (hasApiSession, cascades).
+ * Others see it through `actor.snapshot()` as SessionReads; only the actor's handlers call the put/remove methods.
+ */
 import type { ApiSession } from '../../domain/session/session-types.ts'
 import type { ServiceSession } from '../../domain/session/service-session-types.ts'
+import type { SessionReads } from '../../domain/session/session-reads.ts'
 
-export class SessionRegistryState {
+export class SessionRegistryState implements SessionReads {
   readonly byTokenHash = new Map<string, ApiSession>()
   readonly byId = new Map<string, ApiSession>()
   private readonly byIdentity = new Map<string, Set<string>>()

@@ -26,7 +26,7 @@ export function decideName(lookup: IdentityLookup, name: string, selfId?: string
   return name
 }
 
-export function decideRoleAttributes(attrs: string[] | null | undefined): string[] | null {
+export function decideRoleAttributes(attrs: readonly string[] | null | undefined): string[] | null {
   if (attrs === null || attrs === undefined) return null
   const out: string[] = []
   const seen = new Set<string>()

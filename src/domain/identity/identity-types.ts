@@ -3,6 +3,7 @@
  * Times are epoch milliseconds; the mapper renders them as ISO strings.
  * @see edge-api management.yml definitions identityDetail, authenticatorDetail
  */
+import type { DeepReadonly } from '../../lib/deep-readonly.ts'
 
 /** The identity types the seed names; stored ids equal their names. */
 export const IDENTITY_TYPES = ['User', 'Device', 'Service', 'Router', 'Default'] as const
@@ -34,8 +35,8 @@ export interface SdkInfo {
   version?: string
 }
 
-/** A stored identity. */
-export interface Identity {
+/** A stored identity: replaced on every change, never mutated (hence deeply read-only). */
+export type Identity = DeepReadonly<{
   id: string
   name: string
   typeId: IdentityTypeId
@@ -56,10 +57,13 @@ export interface Identity {
   disabledUntil: number | null
   createdAt: number
   updatedAt: number
-}
+}>
 
-/** A stored authenticator. `passwordHash` is an argon2id PHC string (it carries its own salt and parameters). */
-export interface Authenticator {
+/**
+ * A stored authenticator, deeply read-only like identities. `passwordHash` is an argon2id PHC string (it carries its
+ * own salt and parameters).
+ */
+export type Authenticator = DeepReadonly<{
   id: string
   identityId: string
   method: 'updb' | 'cert'
@@ -70,7 +74,7 @@ export interface Authenticator {
   tags: Tags
   createdAt: number
   updatedAt: number
-}
+}>
 
 /** True while an identity is disabled: disabledAt is set and disabledUntil is unset or in the future. */
 export function isDisabled(identity: Identity, now: number): boolean {

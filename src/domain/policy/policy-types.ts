@@ -3,7 +3,10 @@
  * the three policy kinds and per-identity service config overrides. Times are epoch milliseconds.
  * @see edge-api management.yml definitions serviceDetail, edgeRouterDetail, routerDetail, terminatorDetail,
  *   servicePolicyDetail, edgeRouterPolicyDetail, serviceEdgeRouterPolicyDetail, configDetail, configTypeDetail
+ * Records are replaced on every change, never mutated in place (caches key on record objects), so each record type
+ * is deeply read-only.
  */
+import type { DeepReadonly } from '../../lib/deep-readonly.ts'
 
 export type Semantic = 'AllOf' | 'AnyOf'
 export const SEMANTICS = ['AllOf', 'AnyOf'] as const
@@ -16,15 +19,16 @@ export type Precedence = 'default' | 'required' | 'failed'
 /** null | string | boolean values; the map itself may be null on the wire, stored as {} then. */
 export type Tags = Record<string, unknown>
 
-/** Fields every stored entity has. */
-export interface Stored {
+/** Fields every stored entity has (read-only, as the records). */
+export type Stored = DeepReadonly<StoredFields>
+interface StoredFields {
   id: string
   createdAt: number
   updatedAt: number
   tags: Tags
 }
 
-export interface ConfigType extends Stored {
+export type ConfigType = DeepReadonly<StoredFields & {
   name: string
   /** A JSON schema; configs of this type are validated against it. `{}` accepts anything. */
   schema: Record<string, unknown>
@@ -32,15 +36,15 @@ export interface ConfigType extends Stored {
   target: string | null
   /** Built-in types cannot be changed or deleted. */
   isSystem: boolean
-}
+}>
 
-export interface Config extends Stored {
+export type Config = DeepReadonly<StoredFields & {
   name: string
   configTypeId: string
   data: Record<string, unknown>
-}
+}>
 
-export interface Service extends Stored {
+export type Service = DeepReadonly<StoredFields & {
   name: string
   roleAttributes: string[] | null
   /** Config ids, at most one per config type. */
@@ -48,13 +52,13 @@ export interface Service extends Stored {
   encryptionRequired: boolean
   terminatorStrategy: string
   maxIdleTimeMillis: number
-}
+}>
 
 /**
  * A router. Edge routers (created through /edge-routers) carry the edge fields; fabric-only routers
  * (created through /routers) have `isEdge` false and take part in no policy.
  */
-export interface Router extends Stored {
+export type Router = DeepReadonly<StoredFields & {
   name: string
   isEdge: boolean
   roleAttributes: string[] | null
@@ -68,9 +72,9 @@ export interface Router extends Stored {
   isVerified: boolean
   hostname: string
   supportedProtocols: Record<string, string>
-}
+}>
 
-export interface Terminator extends Stored {
+export type Terminator = DeepReadonly<StoredFields & {
   serviceId: string
   routerId: string
   binding: string
@@ -81,39 +85,39 @@ export interface Terminator extends Stored {
   cost: number
   precedence: Precedence
   hostId: string
-}
+}>
 
-export interface ServicePolicy extends Stored {
+export type ServicePolicy = DeepReadonly<StoredFields & {
   name: string
   type: PolicyType
   semantic: Semantic
   identityRoles: string[]
   serviceRoles: string[]
   postureCheckRoles: string[]
-}
+}>
 
-export interface EdgeRouterPolicy extends Stored {
+export type EdgeRouterPolicy = DeepReadonly<StoredFields & {
   name: string
   semantic: Semantic
   identityRoles: string[]
   edgeRouterRoles: string[]
   /** The policy a tunneler-enabled edge router gets (id = router id); admins cannot change or delete it. */
   isSystem: boolean
-}
+}>
 
-export interface ServiceEdgeRouterPolicy extends Stored {
+export type ServiceEdgeRouterPolicy = DeepReadonly<StoredFields & {
   name: string
   semantic: Semantic
   serviceRoles: string[]
   edgeRouterRoles: string[]
-}
+}>
 
 /** Per-identity override: for this identity, use `configId` for `serviceId` instead of the service's config of that type. */
-export interface ServiceConfigOverride {
+export type ServiceConfigOverride = DeepReadonly<{
   identityId: string
   serviceId: string
   configId: string
-}
+}>
 
 /** The entity kinds policies select. */
 export type EntityKind = 'identity' | 'service' | 'router' | 'posture-check'

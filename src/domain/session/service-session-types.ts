@@ -5,8 +5,10 @@
  */
 import type { PolicyType } from '../policy/policy-types.ts'
 import type { PolicyReads } from '../policy/policy-reads.ts'
+import type { DeepReadonly } from '../../lib/deep-readonly.ts'
 
-export interface ServiceSession {
+/** A stored service session; never mutated, hence deeply read-only. */
+export type ServiceSession = DeepReadonly<{
   id: string
   token: string
   apiSessionId: string
@@ -16,7 +18,7 @@ export interface ServiceSession {
   tags: Record<string, unknown>
   createdAt: number
   updatedAt: number
-}
+}>
 
 /** Sessions whose identity no longer holds the permission they were created for (the policy enforcer's work). */
 export function sessionsWithoutAccess(all: Iterable<ServiceSession>, reads: PolicyReads): string[] {

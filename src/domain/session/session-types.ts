@@ -3,8 +3,10 @@
  * @see edge-api management.yml apiSessionDetail, currentApiSessionDetail
  */
 import { createHash } from 'node:crypto'
+import type { DeepReadonly } from '../../lib/deep-readonly.ts'
 
-export interface ApiSession {
+/** A stored API session: replaced on every change (activity marks too), never mutated, hence deeply read-only. */
+export type ApiSession = DeepReadonly<{
   id: string
   /** Lowercase hex SHA-256 of the token. */
   tokenHash: string
@@ -19,7 +21,7 @@ export interface ApiSession {
   createdAt: number
   updatedAt: number
   lastActivityAt: number
-}
+}>
 
 /** SHA-256 of a session token, hex. */
 export function hashToken(token: string): string {

@@ -1,9 +1,12 @@
 /**
  * The Client API's service view as JSON text (UTF-8), assembled from parts rendered once: an SDK lists hundreds of services
  * many times a minute, and almost all of each row depends on the service record alone. So the record's part (ids,
- * dates, links, names, attributes) is rendered once per record object (records are replaced, never mutated, so a
- * WeakMap drops it with the old record), the config map once per (record, config type selection) while the configs
- * and types it used are the current ones, and permissions and posture placeholders once per permission set.
+ * dates, links, names, attributes) is rendered once per record object (records are replaced, never mutated — their
+ * types are deeply read-only — so a WeakMap drops it with the old record), the config map once per (record, configs
+ * of it the selection takes) while the configs and types it used are the current ones, and permissions and posture
+ * placeholders once per permission set. The config maps are keyed on which of the service's own configs a selection
+ * takes, not on the selection a client sent: a client cycling arbitrary `configTypes` values adds no entries beyond
+ * the subsets of the service's configs, and at most MAX_CONFIG_RENDERINGS of those per record.
  * Only what is personal (permissions, an identity's config overrides, posture checks) is looked up per row.
  * The field layout is the one of client.yml serviceDetail; `toClientServiceDetail` gives the same view as an object.
  * @see client-service-mapper.ts
@@ -24,8 +27,6 @@ import { utf8, type JsonBody } from '../http-envelope.ts'
 export interface ClientServiceViewer {
   identityId: string
   selection: ConfigTypeSelection
-  /** A stable key of the selection (`selectionKey`). */
-  selectionKey: string
   lookups: ConfigLookups
   /** Services of which the identity overrides a config (their config maps are rendered afresh). */
   overridden: ReadonlySet<string>
@@ -44,8 +45,12 @@ interface ServiceText {
   head: Uint8Array
   /** `,"encryptionRequired":…,"maxIdleTimeMillis":…` */
   middle: Uint8Array
-  configs: Map<string, ConfigText>
+  /** Config maps by the configs of the service the selection takes (`takenConfigs`), oldest first. */
+  configs: Map<number | string, ConfigText>
 }
+
+/** Config map renderings kept per service record; a real client uses one or two selections. */
+export const MAX_CONFIG_RENDERINGS = 8
 
 const EMPTY_MAP = utf8('{}')
 const MARK = '\u0000config\u0000'
@@ -92,21 +97,42 @@ export class ClientServiceJson {
     return t
   }
 
+  /** How many config map renderings are kept for a service record (diagnostics and tests). */
+  configRenderingsOf(s: Service): number {
+    return this.services.get(s)?.configs.size ?? 0
+  }
+
   private configJson(s: Service, text: ServiceText, viewer: ClientServiceViewer): Uint8Array {
     const { selection, lookups } = viewer
     if (s.configs.length === 0 || (selection !== 'all' && selection.size === 0)) return EMPTY_MAP
     if (viewer.overridden.has(s.id)) return utf8(JSON.stringify(configMap(s, viewer.identityId, selection, lookups)))
-    const cached = text.configs.get(viewer.selectionKey)
+    const key = takenConfigs(s, selection, lookups)
+    if (key === 0) return EMPTY_MAP
+    const cached = text.configs.get(key)
     if (cached && stillCurrent(s, cached.used, lookups)) return cached.json
     const json = utf8(JSON.stringify(configMap(s, viewer.identityId, selection, lookups)))
-    text.configs.set(viewer.selectionKey, { used: usedBy(s, lookups), json })
+    if (!cached && text.configs.size >= MAX_CONFIG_RENDERINGS) text.configs.delete(text.configs.keys().next().value!)
+    text.configs.set(key, { used: usedBy(s, lookups), json })
     return json
   }
 }
 
-/** A stable key of a config type selection. */
-export function selectionKey(selection: ConfigTypeSelection): string {
-  return selection === 'all' ? 'all' : [...selection].sort().join(',')
+/**
+ * Which of the service's configs the selection takes (current configs whose type is selected): a bit per position in
+ * `s.configs` (positions joined by commas beyond 31 configs), 0 when it takes none. Two selections with the same key
+ * render the same config map, whatever else they name.
+ */
+function takenConfigs(s: Service, selection: ConfigTypeSelection, lookups: ConfigLookups): number | string {
+  const wide = s.configs.length > 31
+  let mask = 0
+  let positions = ''
+  for (let i = 0; i < s.configs.length; i++) {
+    const c = lookups.config(s.configs[i]!)
+    if (!c || (selection !== 'all' && !selection.has(c.configTypeId))) continue
+    if (wide) positions += `${i},`
+    else mask |= 1 << i
+  }
+  return wide ? positions || 0 : mask
 }
 
 /** The current config records of a service and their types, in the service's config order. */

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'bun:test'
 import type { Permission } from '../../../src/domain/policy/policy-reads.ts'
 import type { Config, ConfigType, Service } from '../../../src/domain/policy/policy-types.ts'
 import { JsonBody } from '../../../src/http/http-envelope.ts'
-import { ClientServiceJson, selectionKey } from '../../../src/http/mappers/client-service-json.ts'
+import { ClientServiceJson, MAX_CONFIG_RENDERINGS } from '../../../src/http/mappers/client-service-json.ts'
 import {
   configMap,
   postureQueries,
@@ -50,7 +50,7 @@ function expected(s: Service, identityId: string, permissions: readonly Permissi
 function textOf(r: ClientServiceJson, s: Service, identityId: string, permissions: readonly Permission[], selection: ConfigTypeSelection, lookups: ConfigLookups): string {
   const body = new JsonBody()
   const overridden = new Set(identityId === 'alice' ? [s.id] : [])
-  r.write(s, permissions, { identityId, selection, selectionKey: selectionKey(selection), lookups, overridden }, body)
+  r.write(s, permissions, { identityId, selection, lookups, overridden }, body)
   return new TextDecoder().decode(body.finish().bytes)
 }
 
@@ -110,6 +110,57 @@ describe('ClientServiceJson', () => {
     expect(Object.keys(rowOf(r, s, 'bob', ['Dial'], new Set(['ct1']), lookups).config)).toEqual(['intercept.v1'])
     expect(Object.keys(rowOf(r, s, 'bob', ['Dial'], new Set(['ct2']), lookups).config)).toEqual(['host.v1'])
     expect(Object.keys(rowOf(r, s, 'bob', ['Dial'], new Set(['ct2', 'ct1']), lookups).config).sort()).toEqual(['host.v1', 'intercept.v1'])
-    expect(selectionKey(new Set(['b', 'a']))).toBe(selectionKey(new Set(['a', 'b'])))
+    expect(r.configRenderingsOf(s)).toBe(3)
+    // the same configs taken: the renderings already there serve ('all' takes both)
+    expect(Object.keys(rowOf(r, s, 'bob', ['Dial'], 'all', lookups).config).sort()).toEqual(['host.v1', 'intercept.v1'])
+    expect(Object.keys(rowOf(r, s, 'bob', ['Dial'], new Set(['ct1', 'ct3']), lookups).config)).toEqual(['intercept.v1'])
+    expect(r.configRenderingsOf(s)).toBe(3)
+    // a selection taking none of the service's configs is the empty map, kept nowhere
+    expect(rowOf(r, s, 'bob', ['Dial'], new Set(['ct3']), lookups).config).toEqual({})
+    expect(r.configRenderingsOf(s)).toBe(3)
+  })
+
+  it('stays bounded while a client cycles thousands of distinct config type selections, and answers as the object view', () => {
+    const { lookups } = graph()
+    const r = new ClientServiceJson()
+    const s = service()
+    for (let i = 0; i < 3000; i++) {
+      const selection = new Set([`junk-${i}`, ...(i % 3 === 0 ? ['ct1'] : []), ...(i % 5 === 0 ? ['ct2'] : [])])
+      expect(textOf(r, s, 'bob', ['Dial'], selection, lookups)).toBe(JSON.stringify(expected(s, 'bob', ['Dial'], selection, lookups)))
+    }
+    // the subsets of the service's two configs that take any: {c1}, {c2}, {c1, c2}
+    expect(r.configRenderingsOf(s)).toBe(3)
+  })
+
+  it('keeps at most MAX_CONFIG_RENDERINGS renderings of a service with many configs, and answers as the object view', () => {
+    for (const count of [12, 40]) {
+      const { lookups, s } = wideGraph(count)
+      const r = new ClientServiceJson()
+      let seed = 7
+      const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31
+      for (let i = 0; i < 2000; i++) {
+        const selection = new Set(Array.from({ length: count }, (_, t) => `t${t}`).filter(() => random() < 0.3))
+        expect(textOf(r, s, 'bob', ['Bind'], selection, lookups)).toBe(JSON.stringify(expected(s, 'bob', ['Bind'], selection, lookups)))
+        expect(r.configRenderingsOf(s)).toBeLessThanOrEqual(MAX_CONFIG_RENDERINGS)
+      }
+      expect(r.configRenderingsOf(s)).toBe(MAX_CONFIG_RENDERINGS)
+    }
   })
 })
+
+/** A service with one config of each of `count` config types (ids t0…, c0…). */
+function wideGraph(count: number) {
+  const configs = new Map<string, Config>()
+  const types = new Map<string, ConfigType>()
+  for (let i = 0; i < count; i++) {
+    types.set(`t${i}`, { ...type1, id: `t${i}`, name: `type-${i}.v1` })
+    configs.set(`c${i}`, { id: `c${i}`, name: `c${i}`, configTypeId: `t${i}`, data: { n: i }, createdAt: 0, updatedAt: 0, tags: {} })
+  }
+  const lookups: ConfigLookups = {
+    config: (id) => configs.get(id),
+    configType: (id) => types.get(id),
+    configTypeIdByName: () => undefined,
+    overrideConfig: () => undefined,
+  }
+  return { lookups, s: service({ configs: [...configs.keys()] }) }
+}

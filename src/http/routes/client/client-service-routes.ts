@@ -25,7 +25,7 @@ import {
   toClientEdgeRouterProps,
   type ConfigLookups,
 } from '../../mappers/client-service-mapper.ts'
-import { ClientServiceJson, selectionKey, type ClientServiceViewer } from '../../mappers/client-service-json.ts'
+import { ClientServiceJson, type ClientServiceViewer } from '../../mappers/client-service-json.ts'
 
 export interface ClientServiceDeps {
   graph: PolicyGraphActor
@@ -48,15 +48,8 @@ function hasSorted(ids: readonly string[], id: string): boolean {
 }
 
 export function clientServiceRoutes(deps: ClientServiceDeps): RouteDef[] {
-  const lookups = (): ConfigLookups => {
-    const g = deps.graph.snapshot()
-    return {
-      config: (id) => g.config(id),
-      configType: (id) => g.configType(id),
-      configTypeIdByName: (name) => g.configTypes.idByName(name),
-      overrideConfig: (i, s, t) => g.overrideConfig(i, s, t),
-    }
-  }
+  // the graph's read interface answers every config lookup the rendering needs
+  const lookups = (): ConfigLookups => deps.graph.snapshot()
   /** A visible service or 404 (a service the caller may not use does not exist for it). */
   const visible = (ctx: RouteCtx<unknown, unknown>, id: string): Service => {
     const s = deps.graph.snapshot().services.get(id)
@@ -67,11 +60,9 @@ export function clientServiceRoutes(deps: ClientServiceDeps): RouteDef[] {
   /** Writes a service's JSON text as `identityId` sees it, for the config types it asked for. */
   const jsonFor = (identityId: string, configTypes: readonly string[]) => {
     const l = lookups()
-    const selection = selectConfigTypes(configTypes, l)
     const viewer: ClientServiceViewer = {
       identityId,
-      selection,
-      selectionKey: selectionKey(selection),
+      selection: selectConfigTypes(configTypes, l),
       lookups: l,
       overridden: new Set(deps.graph.snapshot().overridesOf(identityId).map((o) => o.serviceId)),
       postureQueries:
@@ -81,7 +72,7 @@ export function clientServiceRoutes(deps: ClientServiceDeps): RouteDef[] {
     }
     return (s: Service, body: JsonBody) => rendered.write(s, deps.reads.permissionsOf(identityId, s.id), viewer, body)
   }
-  const askedTypes = (ctx: RouteCtx<unknown, { configTypes?: string | string[] }>): string[] => {
+  const askedTypes = (ctx: RouteCtx<unknown, { configTypes?: string | string[] }>): readonly string[] => {
     const q = ctx.query.configTypes
     if (q === undefined) return ctx.auth.session.configTypes
     return Array.isArray(q) ? q : [q]

@@ -1,0 +1,24 @@
+/**
+ * What the identity aggregate shows everyone but its own actor: lookups over identities and authenticators. Routes
+ * and flows read through this (the actor's snapshot), never through the state class and its mutators. Records are
+ * deeply read-only and replaced on every change; arrays answered are fresh or shared and must not be changed.
+ */
+import type { IdentityLookup } from './identity-decide.ts'
+import type { Authenticator, Identity } from './identity-types.ts'
+
+/** The identity aggregate's reads: what the identity actor's `snapshot()` answers. */
+export interface IdentityReads extends IdentityLookup {
+  /** Every identity by id. */
+  readonly identities: ReadonlyMap<string, Identity>
+  /** Every authenticator by id. */
+  readonly authenticators: ReadonlyMap<string, Authenticator>
+  identity(id: string): Identity | undefined
+  identityIdByName(name: string): string | undefined
+  /** Ids of the identities carrying a role attribute. */
+  idsWithRole(attr: string): ReadonlySet<string>
+  /** All identities in ascending id order. */
+  identitiesById(): readonly Identity[]
+  /** The updb authenticator holding a username. */
+  updbByUsername(username: string): Authenticator | undefined
+  authenticatorsOf(identityId: string): Iterable<Authenticator>
+}

@@ -1,0 +1,25 @@
+/**
+ * What the session registry shows everyone but its own actor: API sessions (by token hash, by id, by identity) and
+ * service sessions. Routes and flows read through this (the actor's snapshot), never through the state class and its
+ * mutators. Records are deeply read-only and replaced on every change (an activity mark too).
+ */
+import type { ServiceSession } from './service-session-types.ts'
+import type { ApiSession } from './session-types.ts'
+
+/** The session registry's reads: what the session-registry actor's `snapshot()` answers. */
+export interface SessionReads {
+  /** API sessions by the SHA-256 of their token (authentication). */
+  readonly byTokenHash: ReadonlyMap<string, ApiSession>
+  /** API sessions by id (management). */
+  readonly byId: ReadonlyMap<string, ApiSession>
+  /** Service sessions by id. */
+  readonly serviceSessions: ReadonlyMap<string, ServiceSession>
+  /** The API sessions of an identity. */
+  sessionsOf(identityId: string): readonly ApiSession[]
+  /** Whether the identity has at least one API session. */
+  hasSession(identityId: string): boolean
+  /** The service sessions of one API session. */
+  serviceSessionsOf(apiSessionId: string): readonly ServiceSession[]
+  /** Every service session in ascending id order. */
+  serviceSessionsById(): readonly ServiceSession[]
+}
