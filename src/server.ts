@@ -15,6 +15,8 @@ import { startSessionRegistryActor } from './actors/session-registry/session-reg
 import { startPolicyGraphActor } from './actors/policy-graph/policy-graph-actor.ts'
 import { startPolicyResolver } from './actors/policy-resolver/policy-resolver.ts'
 import { createSessionTokens } from './flows/sessions/session-token.ts'
+import { createAuthMethodRegistry } from './flows/authenticate/auth-method.ts'
+import { createUpdbAuthMethod } from './flows/authenticate/auth-updb.ts'
 import { sessionsWithoutAccess } from './domain/session/service-session-types.ts'
 import { clientServiceRoutes } from './http/routes/client/client-service-routes.ts'
 import { sessionRoutes } from './http/routes/client/session-routes.ts'
@@ -163,12 +165,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     baseUrl: () => baseUrl,
   }
   const tokens = await createSessionTokens(pki.intermediate.privateKey, () => baseUrl)
+  const authMethods = createAuthMethodRegistry([createUpdbAuthMethod({ identities })])
   const resolver = createSessionResolver({ identities, sessions, clock, timeoutMs })
   const routes: RouteDef[] = []
   const graphRouteDeps = { graph, identities, sessions, reads, clock }
   routes.push(
     ...versionRoutes(version, () => routes),
-    ...authenticateRoutes({ identities, sessions, clock, timeoutMs }),
+    ...authenticateRoutes({ identities, sessions, clock, timeoutMs, authMethods }),
     ...currentIdentityRoutes({ identities, sessions, clock }),
     ...identityRoutes({ identities, sessions, clock, startedAt, graph }),
     ...authenticatorRoutes({ identities }),
