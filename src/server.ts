@@ -17,6 +17,7 @@ import { startPolicyResolver } from './actors/policy-resolver/policy-resolver.ts
 import { createSessionTokens } from './flows/sessions/session-token.ts'
 import { createAuthMethodRegistry } from './flows/authenticate/auth-method.ts'
 import { createUpdbAuthMethod } from './flows/authenticate/auth-updb.ts'
+import { reconcileRouterIdentities } from './flows/routers/router-identity.ts'
 import { sessionsWithoutAccess } from './domain/session/service-session-types.ts'
 import { clientServiceRoutes } from './http/routes/client/client-service-routes.ts'
 import { sessionRoutes } from './http/routes/client/session-routes.ts'
@@ -116,7 +117,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       process.exit(70)
     },
   }
-  const identities = startIdentityActor(store, deps)
+  // a tunneler-enabled edge router's name is reserved for its identity (see flows/routers/router-identity.ts)
+  const routerNamed = (name: string) => {
+    const r = graph.snapshot().routers.byName(name)
+    return r?.isEdge && r.isTunnelerEnabled ? r.id : undefined
+  }
+  const identities = startIdentityActor(store, deps, routerNamed)
   const sessionRegistry = startSessionRegistryActor(store, deps, {
     timeoutMs,
     sweepEveryMs: opts.sessionSweepEveryMs ?? 5_000,
@@ -136,6 +142,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   bus.subscribe<Extract<IdentityEvent, { type: 'identity.deleted' }>>('identity.deleted', (e) =>
     graph.tell({ type: 'identity.removed', identityId: e.identity.id, change: { author: 'system', source: 'system' } }),
   )
+  const reconciled = await reconcileRouterIdentities({ graph, identities }, { author: 'system', source: 'system' })
+  if (reconciled.length > 0) log(`note: ${reconciled.length} router identities did not follow their routers (an interrupted write); repaired`)
   const g0 = graph.snapshot()
   const policyResolver = startPolicyResolver(bus, clock, {
     identities: identities.snapshot().identities.values(),
@@ -173,7 +181,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...versionRoutes(version, () => routes),
     ...authenticateRoutes({ identities, sessions, clock, timeoutMs, authMethods }),
     ...currentIdentityRoutes({ identities, sessions, clock }),
-    ...identityRoutes({ identities, sessions, clock, startedAt, graph }),
+    ...identityRoutes({ identities, sessions, clock, startedAt }),
     ...authenticatorRoutes({ identities }),
     ...apiSessionRoutes({ identities, sessions }),
     ...summaryRoutes({ identities, sessions, graph }),

@@ -41,6 +41,11 @@ export interface Identity {
   typeId: IdentityTypeId
   isAdmin: boolean
   isDefaultAdmin: boolean
+  /**
+   * The identity of a tunneler-enabled edge router (its id is the router's id): created, renamed and deleted only by
+   * the router-identity flow (flows/routers/router-identity.ts). Absent on every other identity.
+   */
+  isRouterIdentity?: true
   roleAttributes: string[] | null
   externalId: string | null
   authPolicyId: string

@@ -1,6 +1,5 @@
 /** Management API: identities (CRUD, their authenticators) and identity types. Admin only. */
 import type { IdentityActor } from '../../../actors/identity/identity-actor.ts'
-import type { PolicyGraphActor } from '../../../actors/policy-graph/policy-graph-actor.ts'
 import type { SessionRegistryActor } from '../../../actors/session-registry/session-registry-actor.ts'
 import type { IdentityFields } from '../../../actors/identity/identity-messages.ts'
 import { IDENTITY_TYPES, type Identity } from '../../../domain/identity/identity-types.ts'
@@ -69,8 +68,6 @@ export interface IdentityRouteDeps {
   sessions: SessionRegistryActor
   clock: Clock
   startedAt: number
-  /** Routers: the identity of a tunneler-enabled edge router belongs to the router and is not deleted here. */
-  graph?: PolicyGraphActor
 }
 
 type IdentityInput = {
@@ -150,10 +147,6 @@ export function identityRoutes(deps: IdentityRouteDeps): RouteDef[] {
     route({
       method: 'DELETE', path: ROUTES.item, apis: ['management'], access: 'admin', tag: 'Identity', summary: 'Delete an identity',
       handle: async (ctx) => {
-        const router = deps.graph?.snapshot().routers.get(ctx.params.id)
-        if (router?.isEdge && router.isTunnelerEnabled) {
-          throw ApiError.withMessage('ENTITY_CAN_NOT_BE_DELETED', `the identity of edge router ${router.id} is deleted with the router or when its tunneling is turned off`)
-        }
         await deps.identities.ask({ type: 'identity.delete', id: ctx.params.id, change: changeOf(ctx) })
         return okEmpty()
       },
