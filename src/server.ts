@@ -34,7 +34,8 @@ import { edgeRouterPolicyRoutes } from './http/routes/management/edge-router-pol
 import { serviceEdgeRouterPolicyRoutes } from './http/routes/management/service-edge-router-policy-routes.ts'
 import type { IdentityEvent } from './actors/identity/identity-messages.ts'
 import { hashPassword, prepareDummyHash } from './auth/auth-password.ts'
-import { ensureControllerPki, type ControllerPki } from './pki/pki-bootstrap.ts'
+import { startCaActor } from './actors/ca/ca-actor.ts'
+import type { PublicPki } from './actors/ca/ca-state.ts'
 import { buildCertsOnlyPkcs7 } from './pki/pki-pkcs7.ts'
 import { createSessionResolver } from './http/http-auth.ts'
 import { buildApp } from './http/http-app.ts'
@@ -78,7 +79,8 @@ export interface ServerOptions {
 export interface RunningServer {
   url: string
   port: number
-  pki: ControllerPki
+  /** The controller PKI without its keys (the CA actor holds them). */
+  pki: PublicPki
   clock: Clock
   /** The generated admin password when none was given on a new data directory. */
   generatedAdminPassword?: string
@@ -97,15 +99,6 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const startedAt = clock.now()
 
   const store = await openStore(opts.dataDir)
-  const pki = await ensureControllerPki(join(opts.dataDir, 'pki'), {
-    hostname: opts.hostname ?? osHostname(),
-    extraSans: opts.sans ?? [],
-    clock,
-  })
-  if (pki.sansMissing.length > 0) {
-    log(`note: the server certificate in ${join(opts.dataDir, 'pki')} does not cover ${pki.sansMissing.join(', ')}; it is kept as is`)
-  }
-
   const bus = new EventBus()
   const deps: ActorSystemDeps = {
     store,
@@ -116,6 +109,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       console.error('fatal: a commit to LMDB failed; stopping so the next start reloads from disk:', err)
       process.exit(70)
     },
+  }
+  const ca = await startCaActor(join(opts.dataDir, 'pki'), { hostname: opts.hostname ?? osHostname(), extraSans: opts.sans ?? [], clock }, deps)
+  const pki = ca.snapshot().pki
+  if (pki.sansMissing.length > 0) {
+    log(`note: the server certificate in ${pki.dir} does not cover ${pki.sansMissing.join(', ')}; it is kept as is`)
   }
   // a tunneler-enabled edge router's name is reserved for its identity (see flows/routers/router-identity.ts)
   const routerNamed = (name: string) => {
@@ -172,7 +170,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     runtimeVersion: `bun ${Bun.version}`,
     baseUrl: () => baseUrl,
   }
-  const tokens = await createSessionTokens(pki.intermediate.privateKey, () => baseUrl)
+  const tokens = createSessionTokens(ca, () => baseUrl)
   const authMethods = createAuthMethodRegistry([createUpdbAuthMethod({ identities })])
   const resolver = createSessionResolver({ identities, sessions, clock, timeoutMs })
   const routes: RouteDef[] = []
@@ -219,7 +217,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const listener = await startListener({
     host,
     port: opts.port ?? 1280,
-    tls: pki.tls,
+    tls: await ca.ask({ type: 'ca.tlsCredentials' }),
     maxBodyBytes: MAX_BODY_BYTES,
     handle: (req) => app.handle(req),
     tooLarge: () => renderApiError(new ApiError('REQUEST_ENTITY_TOO_LARGE')),
@@ -246,7 +244,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       policyResolver.stop()
       sessionRegistry.stopTimers()
       await sessions.ask({ type: 'apiSession.flushActivity' })
-      await Promise.all([identities.stop(), sessions.stop(), graph.stop()])
+      await Promise.all([identities.stop(), sessions.stop(), graph.stop(), ca.stop()])
       await store.close()
     },
   }
