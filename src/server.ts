@@ -18,6 +18,7 @@ import { createSessionTokens } from './flows/sessions/session-token.ts'
 import { createAuthMethodRegistry } from './flows/authenticate/auth-method.ts'
 import { createUpdbAuthMethod } from './flows/authenticate/auth-updb.ts'
 import { reconcileRouterIdentities } from './flows/routers/router-identity.ts'
+import { createEnrollmentMethodRegistry } from './flows/enroll/enroll-method.ts'
 import { sessionsWithoutAccess } from './domain/session/service-session-types.ts'
 import { clientServiceRoutes } from './http/routes/client/client-service-routes.ts'
 import { sessionRoutes } from './http/routes/client/session-routes.ts'
@@ -172,6 +173,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   }
   const tokens = createSessionTokens(ca, () => baseUrl)
   const authMethods = createAuthMethodRegistry([createUpdbAuthMethod({ identities })])
+  // the enrollment modules (ott, ottca, updb, erott, ...) arrive with the enrollment store
+  const enrollments = createEnrollmentMethodRegistry([])
   const resolver = createSessionResolver({ identities, sessions, clock, timeoutMs })
   const routes: RouteDef[] = []
   const graphRouteDeps = { graph, identities, sessions, reads, clock }
@@ -179,7 +182,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...versionRoutes(version, () => routes),
     ...authenticateRoutes({ identities, sessions, clock, timeoutMs, authMethods }),
     ...currentIdentityRoutes({ identities, sessions, clock }),
-    ...identityRoutes({ identities, sessions, clock, startedAt }),
+    ...identityRoutes({ identities, sessions, clock, startedAt, enrollments }),
     ...authenticatorRoutes({ identities }),
     ...apiSessionRoutes({ identities, sessions }),
     ...summaryRoutes({ identities, sessions, graph }),

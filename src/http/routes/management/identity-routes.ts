@@ -15,6 +15,8 @@ import { toIdentityDetail, toIdentityRow, toIdentityTypeDetail } from '../../map
 import { toAuthenticatorDetail, toAuthenticatorRow } from '../../mappers/authenticator-mapper.ts'
 import { AUTHENTICATOR_SYMBOLS } from './authenticator-routes.ts'
 import { changeOf } from '../route-change.ts'
+import { createIdentity } from '../../../flows/identity/identity-create.ts'
+import type { EnrollmentMethodRegistry } from '../../../flows/enroll/enroll-method.ts'
 
 const ROUTES = {
   list: '/identities',
@@ -68,6 +70,8 @@ export interface IdentityRouteDeps {
   sessions: SessionRegistryActor
   clock: Clock
   startedAt: number
+  /** The enrollment methods an identity may be created with. */
+  enrollments: EnrollmentMethodRegistry
 }
 
 type IdentityInput = {
@@ -125,15 +129,7 @@ export function identityRoutes(deps: IdentityRouteDeps): RouteDef[] {
       method: 'POST', path: ROUTES.list, apis: ['management'], access: 'admin', tag: 'Identity', summary: 'Create an identity',
       body: IdentityCreate, successStatus: 201,
       handle: async (ctx) => {
-        if (ctx.body.enrollment && (ctx.body.enrollment.ott || ctx.body.enrollment.ottca || ctx.body.enrollment.updb)) {
-          throw ApiError.invalidField('enrollment', 'enrollment is not supported yet', ctx.body.enrollment)
-        }
-        const fields = toFields(ctx.body)
-        const { id } = await deps.identities.ask({
-          type: 'identity.create',
-          input: { ...fields, name: ctx.body.name },
-          change: changeOf(ctx),
-        })
+        const { id } = await createIdentity(deps, { ...toFields(ctx.body), name: ctx.body.name }, ctx.body.enrollment, changeOf(ctx))
         return created('identities', id)
       },
     }),
