@@ -4,6 +4,7 @@
  * It writes no sub-database: the PKI lives in files under `<data>/pki`, loaded (or created) once at start.
  */
 import { SignJWT } from 'jose'
+import { assertNever } from '../../lib/assert-never.ts'
 import { decideSubject, decideValidity } from '../../domain/ca/ca-decide.ts'
 import { BACKDATE_MS, ensureControllerPki, type ControllerPkiOptions } from '../../pki/pki-bootstrap.ts'
 import { issueClientCertificate, issueServerCertificate, parseCertificatePem, type CaSigner } from '../../pki/pki-certs.ts'
@@ -42,6 +43,8 @@ function behavior(keys: CaKeys): ActorBehavior<CaState, CaMsg, CaReplies, never>
           return issue(keys.signer, state, msg.request, tx.now)
         case 'ca.tlsCredentials':
           return { ...keys.tls }
+        default:
+          return assertNever(msg, 'CA message')
       }
     },
   }
