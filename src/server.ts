@@ -15,6 +15,10 @@ import { startSessionRegistryActor } from './actors/session-registry/session-reg
 import { startPolicyGraphActor } from './actors/policy-graph/policy-graph-actor.ts'
 import { startPolicyResolver } from './actors/policy-resolver/policy-resolver.ts'
 import { createSessionTokens } from './flows/sessions/session-token.ts'
+import { createAuthMethodRegistry } from './flows/authenticate/auth-method.ts'
+import { createUpdbAuthMethod } from './flows/authenticate/auth-updb.ts'
+import { reconcileRouterIdentities } from './flows/routers/router-identity.ts'
+import { createEnrollmentMethodRegistry } from './flows/enroll/enroll-method.ts'
 import { sessionsWithoutAccess } from './domain/session/service-session-types.ts'
 import { clientServiceRoutes } from './http/routes/client/client-service-routes.ts'
 import { sessionRoutes } from './http/routes/client/session-routes.ts'
@@ -31,7 +35,8 @@ import { edgeRouterPolicyRoutes } from './http/routes/management/edge-router-pol
 import { serviceEdgeRouterPolicyRoutes } from './http/routes/management/service-edge-router-policy-routes.ts'
 import type { IdentityEvent } from './actors/identity/identity-messages.ts'
 import { hashPassword, prepareDummyHash } from './auth/auth-password.ts'
-import { ensureControllerPki, type ControllerPki } from './pki/pki-bootstrap.ts'
+import { startCaActor } from './actors/ca/ca-actor.ts'
+import type { PublicPki } from './actors/ca/ca-state.ts'
 import { buildCertsOnlyPkcs7 } from './pki/pki-pkcs7.ts'
 import { createSessionResolver } from './http/http-auth.ts'
 import { buildApp } from './http/http-app.ts'
@@ -73,7 +78,8 @@ export interface ServerOptions {
 export interface RunningServer {
   url: string
   port: number
-  pki: ControllerPki
+  /** The controller PKI without its keys (the CA actor holds them). */
+  pki: PublicPki
   clock: Clock
   /** The route table the app serves (tests sweep it). */
   routes: readonly RouteDef[]
@@ -94,15 +100,6 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const startedAt = clock.now()
 
   const store = await openStore(opts.dataDir, { warn: log })
-  const pki = await ensureControllerPki(join(opts.dataDir, 'pki'), {
-    hostname: opts.hostname ?? osHostname(),
-    extraSans: opts.sans ?? [],
-    clock,
-  })
-  if (pki.sansMissing.length > 0) {
-    log(`note: the server certificate in ${join(opts.dataDir, 'pki')} does not cover ${pki.sansMissing.join(', ')}; it is kept as is`)
-  }
-
   const bus = new EventBus()
   const deps: ActorSystemDeps = {
     store,
@@ -114,7 +111,17 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       process.exit(70)
     },
   }
-  const identities = startIdentityActor(store, deps)
+  const ca = await startCaActor(join(opts.dataDir, 'pki'), { hostname: opts.hostname ?? osHostname(), extraSans: opts.sans ?? [], clock }, deps)
+  const pki = ca.snapshot().pki
+  if (pki.sansMissing.length > 0) {
+    log(`note: the server certificate in ${pki.dir} does not cover ${pki.sansMissing.join(', ')}; it is kept as is`)
+  }
+  // a tunneler-enabled edge router's name is reserved for its identity (see flows/routers/router-identity.ts)
+  const routerNamed = (name: string) => {
+    const r = graph.snapshot().routers.byName(name)
+    return r?.isEdge && r.isTunnelerEnabled ? r.id : undefined
+  }
+  const identities = startIdentityActor(store, deps, routerNamed)
   const sessionRegistry = startSessionRegistryActor(store, deps, {
     timeoutMs,
     sweepEveryMs: opts.sessionSweepEveryMs ?? 5_000,
@@ -134,6 +141,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   bus.subscribe<Extract<IdentityEvent, { type: 'identity.deleted' }>>('identity.deleted', (e) =>
     graph.tell({ type: 'identity.removed', identityId: e.identity.id, change: { author: 'system', source: 'system' } }),
   )
+  const reconciled = await reconcileRouterIdentities({ graph, identities }, { author: 'system', source: 'system' })
+  if (reconciled.length > 0) log(`note: ${reconciled.length} router identities did not follow their routers (an interrupted write); repaired`)
   const g0 = graph.snapshot()
   const policyResolver = startPolicyResolver(bus, clock, {
     identities: identities.snapshot().identities.values(),
@@ -162,15 +171,18 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     runtimeVersion: `bun ${Bun.version}`,
     baseUrl: () => baseUrl,
   }
-  const tokens = await createSessionTokens(pki.intermediate.privateKey, () => baseUrl)
+  const tokens = createSessionTokens(ca, () => baseUrl)
+  const authMethods = createAuthMethodRegistry([createUpdbAuthMethod({ identities })])
+  // the enrollment modules (ott, ottca, updb, erott, ...) arrive with the enrollment store
+  const enrollments = createEnrollmentMethodRegistry([])
   const resolver = createSessionResolver({ identities, sessions, clock, timeoutMs })
   const routes: RouteDef[] = []
   const graphRouteDeps = { graph, identities, sessions, reads, clock }
   routes.push(
     ...versionRoutes(version, () => routes),
-    ...authenticateRoutes({ identities, sessions, clock, timeoutMs }),
+    ...authenticateRoutes({ identities, sessions, clock, timeoutMs, authMethods }),
     ...currentIdentityRoutes({ identities, sessions, clock }),
-    ...identityRoutes({ identities, sessions, clock, startedAt, graph }),
+    ...identityRoutes({ identities, sessions, clock, startedAt, enrollments }),
     ...authenticatorRoutes({ identities }),
     ...apiSessionRoutes({ identities, sessions }),
     ...summaryRoutes({ identities, sessions, graph }),
@@ -209,7 +221,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const listener = await startListener({
     host,
     port: opts.port ?? 1280,
-    tls: pki.tls,
+    tls: await ca.ask({ type: 'ca.tlsCredentials' }),
     maxBodyBytes: MAX_BODY_BYTES,
     handle: (req, requestId) => app.handle(req, requestId),
     log,
@@ -237,7 +249,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       policyResolver.stop()
       sessionRegistry.stopTimers()
       await sessions.ask({ type: 'apiSession.flushActivity' })
-      await Promise.all([identities.stop(), sessions.stop(), graph.stop()])
+      await Promise.all([identities.stop(), sessions.stop(), graph.stop(), ca.stop()])
       await store.close()
     },
   }

@@ -35,7 +35,7 @@ export const CONTROLLER_PKI_FILES = {
 const MINUTE_MS = 60_000
 const DAY_MS = 24 * 60 * MINUTE_MS
 /** notBefore is set this far before the clock so peers with a slightly slow clock accept new certificates. */
-const BACKDATE_MS = 5 * MINUTE_MS
+export const BACKDATE_MS = 5 * MINUTE_MS
 const ROOT_TTL_MS = 3650 * DAY_MS
 const INTERMEDIATE_TTL_MS = 1825 * DAY_MS
 const SERVER_TTL_MS = 365 * DAY_MS

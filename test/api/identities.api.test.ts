@@ -193,3 +193,22 @@ describe('persistence', () => {
     expect(await srv.login(ADMIN.username, ADMIN.password)).toBeString()
   })
 })
+
+describe('POST /identities with enrollment', () => {
+  // no enrollment module is registered until the enrollment issue: the registry refuses every requested method
+  for (const enrollment of [{ ott: true }, { ottca: 'some-ca' }, { updb: 'enrollee' }]) {
+    it(`refuses ${JSON.stringify(enrollment)} with 400 COULD_NOT_VALIDATE on field enrollment and creates nothing`, async () => {
+      const name = `enrol-${Object.keys(enrollment)[0]}`
+      const res = await srv.mgmt.post('/identities', { name, type: 'User', isAdmin: false, enrollment })
+      expectError(res, 400, 'COULD_NOT_VALIDATE')
+      expect(res.body.error.cause.field).toBe('enrollment')
+      const list = await srv.mgmt.get(`/identities?filter=${encodeURIComponent(`name="${name}"`)}`)
+      expect(list.body.data).toEqual([])
+    })
+  }
+
+  it('creates the identity when the enrollment member asks for nothing', async () => {
+    const res = await srv.mgmt.post('/identities', { name: 'enrol-none', type: 'User', isAdmin: false, enrollment: { ott: false, updb: '' } })
+    expectStatus(res, 201)
+  })
+})

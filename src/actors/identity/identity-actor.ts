@@ -95,9 +95,15 @@ const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, Ident
   },
 }
 
-function createIdentity(state: IdentityState, msg: Extract<IdentityMsg, { type: 'identity.create' }>, tx: Tx<IdentityEvent>, id = newShortId()) {
+function createIdentity(
+  state: IdentityState,
+  msg: Extract<IdentityMsg, { type: 'identity.create' }>,
+  tx: Tx<IdentityEvent>,
+  id = newShortId(),
+  isRouterIdentity = false,
+) {
   const input = msg.input
-  const name = decideName(state, input.name)
+  const name = decideName(state, input.name, id)
   const roleAttributes = decideRoleAttributes(input.roleAttributes)
   const authPolicyId = decideAuthPolicyId(input.authPolicyId)
   if (msg.updb) decideUpdbUsername(state, msg.updb.username)
@@ -107,6 +113,7 @@ function createIdentity(state: IdentityState, msg: Extract<IdentityMsg, { type: 
     typeId: input.typeId ?? 'Default',
     isAdmin: input.isAdmin ?? false,
     isDefaultAdmin: msg.isDefaultAdmin ?? false,
+    ...(isRouterIdentity ? { isRouterIdentity: true } : {}),
     roleAttributes,
     externalId: input.externalId ?? null,
     authPolicyId,
@@ -176,7 +183,12 @@ function updateIdentity(state: IdentityState, id: string, input: IdentityFields,
 }
 
 function deleteIdentity(state: IdentityState, id: string, tx: Tx<IdentityEvent>) {
-  const identity = decideDeleteIdentity(state.identity(id), id)
+  removeIdentity(state, decideDeleteIdentity(state.identity(id), id), tx)
+}
+
+/** Removes an identity with its authenticators (apply only: the caller decided). */
+function removeIdentity(state: IdentityState, identity: Identity, tx: Tx<IdentityEvent>) {
+  const id = identity.id
   for (const a of [...state.authenticatorsOf(id)]) {
     state.removeAuthenticator(a.id)
     tx.remove('authenticators', a.id)
@@ -190,24 +202,28 @@ function deleteIdentity(state: IdentityState, id: string, tx: Tx<IdentityEvent>)
 function syncRouterIdentity(state: IdentityState, msg: Extract<IdentityMsg, { type: 'identity.syncRouterIdentity' }>, tx: Tx<IdentityEvent>) {
   const prev = state.identity(msg.routerId)
   if (!msg.present) {
-    if (prev) deleteIdentity(state, prev.id, tx)
+    // not decideDeleteIdentity: the router is gone or no longer tunnels, so its identity goes (the guard is for admins)
+    if (prev) removeIdentity(state, prev, tx)
     return
   }
   const name = decideName(state, msg.name, msg.routerId)
   if (prev) {
-    if (prev.name === name && prev.typeId === 'Router') return
-    const next: Identity = { ...prev, name, typeId: 'Router', updatedAt: tx.now }
+    if (prev.name === name && prev.typeId === 'Router' && prev.isRouterIdentity) return
+    const next: Identity = { ...prev, name, typeId: 'Router', isRouterIdentity: true, updatedAt: tx.now }
     state.putIdentity(next)
     tx.put('identities', next.id, next)
     tx.emit({ type: 'identity.updated', identity: next, previous: prev })
     return
   }
-  createIdentity(state, { type: 'identity.create', input: { name, typeId: 'Router', isAdmin: false }, change: msg.change }, tx, msg.routerId)
+  createIdentity(state, { type: 'identity.create', input: { name, typeId: 'Router', isAdmin: false }, change: msg.change }, tx, msg.routerId, true)
 }
 
-/** Loads the aggregate from LMDB and starts its actor. */
-export function startIdentityActor(store: Store, deps: ActorSystemDeps): IdentityActor {
-  const state = new IdentityState()
+/**
+ * Loads the aggregate from LMDB and starts its actor. `reservedNameHolder` tells which router a name is reserved for
+ * (the policy graph's tunneler-enabled edge routers); without it no name is reserved.
+ */
+export function startIdentityActor(store: Store, deps: ActorSystemDeps, reservedNameHolder?: (name: string) => string | undefined): IdentityActor {
+  const state = new IdentityState(reservedNameHolder)
   for (const { value } of store.db('identities').getRange()) state.putIdentity(value as Identity)
   for (const { value } of store.db('authenticators').getRange()) state.putAuthenticator(value as Authenticator)
   return new Actor('identity', state, behavior, deps)

@@ -31,7 +31,8 @@ export type IdentityMsg =
   | { type: 'identity.recordClientInfo'; id: string; envInfo?: EnvInfo; sdkInfo?: SdkInfo; change: ChangeContext }
   /**
    * Makes the identity of a tunneler-enabled edge router match it: `present` ⇒ an identity with id = router id,
-   * the router's name, type Router, not admin (created or renamed); otherwise none (deleted with its authenticators).
+   * the router's name, type Router, not admin, marked `isRouterIdentity` (created, renamed or marked); otherwise none
+   * (deleted with its authenticators, without the admin delete guard). Sent only by flows/routers/router-identity.ts.
    */
   | { type: 'identity.syncRouterIdentity'; routerId: string; name: string; present: boolean; change: ChangeContext }
   | { type: 'authenticator.createUpdb'; identityId: string; username: string; passwordHash: string; tags: Authenticator['tags']; change: ChangeContext }

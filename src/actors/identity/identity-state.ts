@@ -33,11 +33,17 @@ export class IdentityState implements IdentityReads {
   /** Identity ids in ascending order, rebuilt lazily after inserts/deletes (lists default to id order). */
   private sortedIds: string[] | null = null
 
+  /** `reservedNames`: the id of the router a name is reserved for (read from the policy graph's snapshot). */
+  constructor(private readonly reservedNames: (name: string) => string | undefined = () => undefined) {}
+
   identity(id: string): Identity | undefined {
     return this.identities.get(id)
   }
   identityIdByName(name: string): string | undefined {
     return this.byName.get(name)
+  }
+  reservedNameHolder(name: string): string | undefined {
+    return this.reservedNames(name)
   }
   idsWithRole(attr: string): ReadonlySet<string> {
     return this.byRole.get(attr) ?? EMPTY

@@ -19,7 +19,7 @@ export class Tx<E> {
   readonly ops: WriteOp[] = []
   readonly events: E[] = []
   constructor(
-    private readonly owner: SubDbOwner,
+    private readonly owner: SubDbOwner | null,
     readonly now: number,
   ) {}
   put(db: SubDbName, key: string, value: unknown): void {
@@ -40,7 +40,8 @@ export class Tx<E> {
 
 /** The logic of an actor: pure state plus a synchronous handler per message. */
 export interface ActorBehavior<S, M extends { type: string }, R extends Record<M['type'], unknown>, E> {
-  readonly owner: SubDbOwner
+  /** The sub-databases this actor writes (`store-catalogue.ts`); null for an actor that stores nothing (the CA). */
+  readonly owner: SubDbOwner | null
   /** Decide (may throw, before any mutation), then apply synchronously: mutate state, stage writes, emit events. */
   handle(state: S, msg: M, tx: Tx<E>): R[M['type']] | Promise<R[M['type']]>
 }

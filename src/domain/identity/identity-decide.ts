@@ -1,9 +1,10 @@
 /**
  * Pure checks for identity and authenticator commands. Each throws ApiError; none mutates.
- * - names are required and unique (case-sensitive), at most 255 characters
+ * - names are required and unique (case-sensitive), at most 255 characters; the name of a tunneler-enabled edge
+ *   router is reserved for that router's identity (so the router's identity can always follow the router)
  * - role attributes may not start with '#' or '@' and may not be empty
  * - authPolicyId must name an existing policy (only `default` exists for now)
- * - the default admin can not be deleted
+ * - the default admin can not be deleted, nor a router's identity (it goes with its router or its tunneling)
  * - an identity has at most one updb authenticator; updb usernames are unique
  */
 import { ApiError } from '../../errors/api-error.ts'
@@ -15,13 +16,16 @@ export interface IdentityLookup {
   identity(id: string): Identity | undefined
   updbByUsername(username: string): Authenticator | undefined
   authenticatorsOf(identityId: string): Iterable<Authenticator>
+  /** The id of the router whose identity `name` is reserved for (a tunneler-enabled edge router's name), if any. */
+  reservedNameHolder(name: string): string | undefined
 }
 
 export function decideName(lookup: IdentityLookup, name: string, selfId?: string): string {
   if (name.trim() === '') throw ApiError.invalidField('name', 'name is required', name)
-  const other = lookup.identityIdByName(name)
-  if (other !== undefined && other !== selfId) {
-    throw ApiError.invalidField('name', `duplicate value '${name}' in unique index on identities store`, name)
+  for (const other of [lookup.identityIdByName(name), lookup.reservedNameHolder(name)]) {
+    if (other !== undefined && other !== selfId) {
+      throw ApiError.invalidField('name', `duplicate value '${name}' in unique index on identities store`, name)
+    }
   }
   return name
 }
@@ -53,6 +57,12 @@ export function decideDeleteIdentity(identity: Identity | undefined, id: string)
   if (!identity) throw ApiError.notFound()
   if (identity.isDefaultAdmin) {
     throw ApiError.withMessage('ENTITY_CAN_NOT_BE_DELETED', `cannot delete the default admin identity (id=${id})`)
+  }
+  if (identity.isRouterIdentity) {
+    throw ApiError.withMessage(
+      'ENTITY_CAN_NOT_BE_DELETED',
+      `the identity of edge router ${id} is deleted with the router or when its tunneling is turned off`,
+    )
   }
   return identity
 }

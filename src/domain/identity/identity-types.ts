@@ -42,6 +42,11 @@ export type Identity = DeepReadonly<{
   typeId: IdentityTypeId
   isAdmin: boolean
   isDefaultAdmin: boolean
+  /**
+   * The identity of a tunneler-enabled edge router (its id is the router's id): created, renamed and deleted only by
+   * the router-identity flow (flows/routers/router-identity.ts). Absent on every other identity.
+   */
+  isRouterIdentity?: true
   roleAttributes: string[] | null
   externalId: string | null
   authPolicyId: string

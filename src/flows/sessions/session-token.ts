@@ -1,10 +1,11 @@
 /**
- * Service session tokens: JWTs signed with the controller's intermediate CA key, carrying the claims SDKs and routers
- * read (the service as `sub`, the session id as `jti`, the API session and identity, the session type).
+ * Service session tokens: JWTs the CA actor signs with the controller's intermediate CA key, carrying the claims SDKs
+ * and routers read (the service as `sub`, the session id as `jti`, the API session and identity, the session type).
+ * Signing goes through the CA's mailbox; verifying uses the public key the CA shows, without queueing.
  */
-import { SignJWT, jwtVerify, type JWTPayload } from 'jose'
-import { publicKeyFromPrivateKey } from '../../pki/pki-keys.ts'
+import { jwtVerify, type JWTPayload } from 'jose'
 import type { PolicyType } from '../../domain/policy/policy-types.ts'
+import type { CaActor } from '../../actors/ca/ca-actor.ts'
 
 export interface SessionTokenClaims {
   sessionId: string
@@ -22,33 +23,30 @@ export interface SessionTokens {
 
 const YEAR_S = 365 * 24 * 3600
 
-function algorithmOf(key: CryptoKey): string {
-  const alg = key.algorithm as { name: string; namedCurve?: string }
-  if (alg.name === 'ECDSA') return alg.namedCurve === 'P-384' ? 'ES384' : alg.namedCurve === 'P-521' ? 'ES512' : 'ES256'
-  if (alg.name === 'Ed25519') return 'EdDSA'
-  return 'RS256'
-}
-
-export async function createSessionTokens(privateKey: CryptoKey, issuer: () => string): Promise<SessionTokens> {
-  const publicKey = await publicKeyFromPrivateKey(privateKey)
-  const alg = algorithmOf(privateKey)
+export function createSessionTokens(ca: CaActor, issuer: () => string): SessionTokens {
+  const verifier = ca.snapshot().jwtVerifiers['signing-ca']
   return {
-    async sign(c, now) {
+    sign(c, now) {
       const iat = Math.floor(now / 1000)
-      return new SignJWT({ z_asid: c.apiSessionId, z_iid: c.identityId, z_t: 's', z_st: c.type, z_leg: true })
-        .setProtectedHeader({ alg, typ: 'JWT' })
-        .setIssuer(issuer())
-        .setSubject(c.serviceId)
-        .setAudience(['openziti'])
-        .setIssuedAt(iat)
-        .setExpirationTime(iat + YEAR_S)
-        .setJti(c.sessionId)
-        .sign(privateKey)
+      const claims = {
+        z_asid: c.apiSessionId,
+        z_iid: c.identityId,
+        z_t: 's',
+        z_st: c.type,
+        z_leg: true,
+        iss: issuer(),
+        sub: c.serviceId,
+        aud: ['openziti'],
+        iat,
+        exp: iat + YEAR_S,
+        jti: c.sessionId,
+      }
+      return ca.ask({ type: 'ca.signJwt', key: 'signing-ca', claims })
     },
     async verify(token, now) {
       let payload: JWTPayload
       try {
-        ;({ payload } = await jwtVerify(token, publicKey, { audience: 'openziti', currentDate: new Date(now) }))
+        ;({ payload } = await jwtVerify(token, verifier.publicKey, { audience: 'openziti', algorithms: [verifier.alg], currentDate: new Date(now) }))
       } catch {
         return undefined
       }

@@ -2,9 +2,10 @@
 import type { ApiSession } from '../../domain/session/session-types.ts'
 import type { Identity } from '../../domain/identity/identity-types.ts'
 import { selfLink } from '../http-envelope.ts'
+import type { AuthQuery } from '../../flows/authenticate/auth-api-session.ts'
 import { iso, toEntityRef } from './identity-mapper.ts'
 
-export function toApiSessionDetail(s: ApiSession, identity: Identity | undefined, token?: string) {
+export function toApiSessionDetail(s: ApiSession, identity: Identity | undefined, token?: string, authQueries: readonly AuthQuery[] = []) {
   const out: Record<string, unknown> = {
     id: s.id,
     createdAt: iso(s.createdAt),
@@ -16,7 +17,7 @@ export function toApiSessionDetail(s: ApiSession, identity: Identity | undefined
     authenticatorId: s.authenticatorId,
     configTypes: s.configTypes,
     ipAddress: s.ipAddress,
-    authQueries: [],
+    authQueries,
     isMfaRequired: s.isMfaRequired,
     isMfaComplete: s.isMfaComplete,
     isCertExtendable: s.isCertExtendable,
@@ -27,9 +28,15 @@ export function toApiSessionDetail(s: ApiSession, identity: Identity | undefined
   return out
 }
 
-export function toCurrentApiSessionDetail(s: ApiSession, identity: Identity | undefined, timeoutMs: number, token?: string) {
+export function toCurrentApiSessionDetail(
+  s: ApiSession,
+  identity: Identity | undefined,
+  timeoutMs: number,
+  token?: string,
+  authQueries: readonly AuthQuery[] = [],
+) {
   return {
-    ...toApiSessionDetail(s, identity, token),
+    ...toApiSessionDetail(s, identity, token, authQueries),
     expiresAt: iso(s.lastActivityAt + timeoutMs),
     expirationSeconds: Math.floor(timeoutMs / 1000),
   }

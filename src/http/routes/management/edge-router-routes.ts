@@ -1,10 +1,11 @@
 /**
  * Management API: edge routers (CRUD) and their sub-lists: the policies selecting them, the identities and services
- * that may use them (from the policy index). After every write the router's identity is made to match it: a
- * tunneler-enabled edge router has an identity with its id and name (type Router); any other router has none.
+ * that may use them (from the policy index). Writes go through the router-identity flow, which keeps the identity of a
+ * tunneler-enabled edge router in line with it.
  */
 import type { RouterFields } from '../../../actors/policy-graph/policy-graph-messages.ts'
-import type { RouteCtx, RouteDef } from '../../http-route.ts'
+import { createRouter, deleteRouter, updateRouter } from '../../../flows/routers/router-identity.ts'
+import type { RouteDef } from '../../http-route.ts'
 import { IdentityDetail } from '../../../../schemas/identity.ts'
 import { EdgeRouterPolicyDetail, ServiceEdgeRouterPolicyDetail } from '../../../../schemas/policy.ts'
 import { EdgeRouterCreate, EdgeRouterDetail, EdgeRouterPatch, EdgeRouterUpdate } from '../../../../schemas/router.ts'
@@ -41,18 +42,6 @@ function toFields(body: object): RouterFields {
   return f
 }
 
-/**
- * Makes the identity of router `routerId` match the router as the graph now holds it (see the file header).
- * Runs after the graph's write; the graph refuses a tunneler router whose name another identity holds.
- */
-export async function syncRouterIdentity(deps: GraphRouteDeps, routerId: string, ctx: RouteCtx<unknown, unknown>): Promise<void> {
-  const router = deps.graph.snapshot().routers.get(routerId)
-  const present = router !== undefined && router.isEdge && router.isTunnelerEnabled
-  const identity = deps.identities.snapshot().identity(routerId)
-  if (present ? identity?.name === router.name && identity.typeId === 'Router' : identity === undefined) return
-  await deps.identities.ask({ type: 'identity.syncRouterIdentity', routerId, name: router?.name ?? '', present, change: changeOf(ctx) })
-}
-
 export function edgeRouterRoutes(deps: GraphRouteDeps): RouteDef[] {
   const edgeRouter = (id: string) => deps.graph.snapshot().edgeRouters.get(id)
   const sub = { tag: 'Edge Router', parent: edgeRouter }
@@ -61,21 +50,9 @@ export function edgeRouterRoutes(deps: GraphRouteDeps): RouteDef[] {
       tag: 'Edge Router', routes: ROUTES, entity: 'edge-routers', noun: 'edge router', detail: EdgeRouterDetail, roleFilter: true,
       listing: () => edgeRouterListing(deps),
       bodies: { create: EdgeRouterCreate, put: EdgeRouterUpdate, patch: EdgeRouterPatch },
-      create: async (ctx) => {
-        const { id } = await deps.graph.ask({ type: 'router.create', input: toFields(ctx.body), isEdge: true, change: changeOf(ctx) })
-        await syncRouterIdentity(deps, id, ctx)
-        return { id }
-      },
-      update: async (ctx, replace) => {
-        const id = found(edgeRouter(ctx.params.id)).id
-        await deps.graph.ask({ type: 'router.update', id, input: toFields(ctx.body), replace, change: changeOf(ctx) })
-        await syncRouterIdentity(deps, id, ctx)
-      },
-      remove: async (ctx) => {
-        const id = found(edgeRouter(ctx.params.id)).id
-        await deps.graph.ask({ type: 'router.delete', id, change: changeOf(ctx) })
-        await syncRouterIdentity(deps, id, ctx)
-      },
+      create: (ctx) => createRouter(deps, toFields(ctx.body), true, changeOf(ctx)),
+      update: (ctx, replace) => updateRouter(deps, found(edgeRouter(ctx.params.id)).id, toFields(ctx.body), replace, changeOf(ctx)),
+      remove: (ctx) => deleteRouter(deps, found(edgeRouter(ctx.params.id)).id, changeOf(ctx)),
     }),
     subListRoute({
       ...sub, path: ROUTES.edgeRouterPolicies, summary: 'List the edge router policies selecting an edge router', response: EdgeRouterPolicyDetail,

@@ -1,6 +1,5 @@
 /** Management API: identities (CRUD, their authenticators) and identity types. Admin only. */
 import type { IdentityActor } from '../../../actors/identity/identity-actor.ts'
-import type { PolicyGraphActor } from '../../../actors/policy-graph/policy-graph-actor.ts'
 import type { SessionRegistryActor } from '../../../actors/session-registry/session-registry-actor.ts'
 import type { IdentityFields } from '../../../actors/identity/identity-messages.ts'
 import { IDENTITY_TYPES, type Identity } from '../../../domain/identity/identity-types.ts'
@@ -16,6 +15,8 @@ import { toIdentityDetail, toIdentityRow, toIdentityTypeDetail } from '../../map
 import { toAuthenticatorDetail, toAuthenticatorRow } from '../../mappers/authenticator-mapper.ts'
 import { AUTHENTICATOR_SYMBOLS } from './authenticator-routes.ts'
 import { changeOf } from '../route-change.ts'
+import { createIdentity } from '../../../flows/identity/identity-create.ts'
+import type { EnrollmentMethodRegistry } from '../../../flows/enroll/enroll-method.ts'
 
 const ROUTES = {
   list: '/identities',
@@ -69,8 +70,8 @@ export interface IdentityRouteDeps {
   sessions: SessionRegistryActor
   clock: Clock
   startedAt: number
-  /** Routers: the identity of a tunneler-enabled edge router belongs to the router and is not deleted here. */
-  graph?: PolicyGraphActor
+  /** The enrollment methods an identity may be created with. */
+  enrollments: EnrollmentMethodRegistry
 }
 
 type IdentityInput = {
@@ -128,15 +129,7 @@ export function identityRoutes(deps: IdentityRouteDeps): RouteDef[] {
       method: 'POST', path: ROUTES.list, apis: ['management'], access: 'admin', tag: 'Identity', summary: 'Create an identity',
       body: IdentityCreate, successStatus: 201,
       handle: async (ctx) => {
-        if (ctx.body.enrollment && (ctx.body.enrollment.ott || ctx.body.enrollment.ottca || ctx.body.enrollment.updb)) {
-          throw ApiError.invalidField('enrollment', 'enrollment is not supported yet', ctx.body.enrollment)
-        }
-        const fields = toFields(ctx.body)
-        const { id } = await deps.identities.ask({
-          type: 'identity.create',
-          input: { ...fields, name: ctx.body.name },
-          change: changeOf(ctx),
-        })
+        const { id } = await createIdentity(deps, { ...toFields(ctx.body), name: ctx.body.name }, ctx.body.enrollment, changeOf(ctx))
         return created('identities', id)
       },
     }),
@@ -150,10 +143,6 @@ export function identityRoutes(deps: IdentityRouteDeps): RouteDef[] {
     route({
       method: 'DELETE', path: ROUTES.item, apis: ['management'], access: 'admin', tag: 'Identity', summary: 'Delete an identity',
       handle: async (ctx) => {
-        const router = deps.graph?.snapshot().routers.get(ctx.params.id)
-        if (router?.isEdge && router.isTunnelerEnabled) {
-          throw ApiError.withMessage('ENTITY_CAN_NOT_BE_DELETED', `the identity of edge router ${router.id} is deleted with the router or when its tunneling is turned off`)
-        }
         await deps.identities.ask({ type: 'identity.delete', id: ctx.params.id, change: changeOf(ctx) })
         return okEmpty()
       },

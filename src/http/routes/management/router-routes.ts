@@ -7,7 +7,7 @@ import { RouterCreate, RouterDetail, RouterPatch, RouterUpdate } from '../../../
 import type { RouteDef } from '../../http-route.ts'
 import { changeOf } from '../route-change.ts'
 import { crudRoutes, presentFields, routerListing, type GraphRouteDeps } from './crud-routes.ts'
-import { syncRouterIdentity } from './edge-router-routes.ts'
+import { createRouter, deleteRouter, updateRouter } from '../../../flows/routers/router-identity.ts'
 
 const ROUTES = { list: '/routers', item: '/routers/:id' } as const
 
@@ -20,17 +20,13 @@ export function routerRoutes(deps: GraphRouteDeps): RouteDef[] {
     tag: 'Router', routes: ROUTES, entity: 'routers', noun: 'router', detail: RouterDetail,
     listing: () => routerListing(deps),
     bodies: { create: RouterCreate, put: RouterUpdate, patch: RouterPatch },
-    create: (ctx) => deps.graph.ask({ type: 'router.create', input: presentFields<RouterFields>(ctx.body, FIELDS), isEdge: false, change: changeOf(ctx) }),
+    create: (ctx) => createRouter(deps, presentFields<RouterFields>(ctx.body, FIELDS), false, changeOf(ctx)),
     update: async (ctx, replace) => {
       const given = presentFields<RouterFields>(ctx.body, FIELDS)
       // a put resets only the fabric fields: the edge fields of an edge router are not this view's to clear
       const input = replace ? { ...FABRIC_DEFAULTS, ...Object.fromEntries(Object.entries(given).filter(([, v]) => v !== null)) } : given
-      await deps.graph.ask({ type: 'router.update', id: ctx.params.id, input, replace: false, change: changeOf(ctx) })
-      await syncRouterIdentity(deps, ctx.params.id, ctx)
+      await updateRouter(deps, ctx.params.id, input, false, changeOf(ctx))
     },
-    remove: async (ctx) => {
-      await deps.graph.ask({ type: 'router.delete', id: ctx.params.id, change: changeOf(ctx) })
-      await syncRouterIdentity(deps, ctx.params.id, ctx)
-    },
+    remove: (ctx) => deleteRouter(deps, ctx.params.id, changeOf(ctx)),
   })
 }

@@ -1,9 +1,12 @@
-/** Both APIs: authenticate, and the current API session (read, logout). */
+/**
+ * Both APIs: authenticate, and the current API session (read, logout). Authenticate only parses, dispatches to the
+ * registered method and renders; the API-session flow decides everything else.
+ */
 import type { IdentityActor } from '../../../actors/identity/identity-actor.ts'
 import type { SessionRegistryActor } from '../../../actors/session-registry/session-registry-actor.ts'
-import { ApiError } from '../../../errors/api-error.ts'
 import type { Clock } from '../../../lib/clock.ts'
-import { authenticateUpdb } from '../../../flows/authenticate/auth-updb.ts'
+import type { AuthMethodRegistry } from '../../../flows/authenticate/auth-method.ts'
+import { openApiSession, pendingAuthQueries } from '../../../flows/authenticate/auth-api-session.ts'
 import { AuthenticateBody, AuthenticateQuery } from '../../../../schemas/authenticator.ts'
 import { CurrentApiSessionDetail } from '../../../../schemas/api-session.ts'
 import { ok, okEmpty } from '../../http-envelope.ts'
@@ -17,6 +20,7 @@ export interface AuthenticateRouteDeps {
   sessions: SessionRegistryActor
   clock: Clock
   timeoutMs: number
+  authMethods: AuthMethodRegistry
 }
 
 export function authenticateRoutes(deps: AuthenticateRouteDeps): RouteDef[] {
@@ -26,12 +30,13 @@ export function authenticateRoutes(deps: AuthenticateRouteDeps): RouteDef[] {
       summary: 'Create an API session (method=password; cert and ext-jwt arrive with their issues)',
       query: AuthenticateQuery, body: AuthenticateBody, response: CurrentApiSessionDetail,
       handle: async (ctx) => {
-        if (ctx.query.method !== 'password') {
-          throw ApiError.withMessage('INVALID_AUTH_METHOD', `authentication method '${ctx.query.method}' is not enabled on this controller`)
-        }
-        const { session, token } = await authenticateUpdb(deps, { ...ctx.body, ipAddress: peerOf(ctx.request).remoteAddress })
+        const method = deps.authMethods.resolve(ctx.query.method)
+        const input = { ...ctx.body, header: (name: string) => ctx.request.headers.get(name) }
+        const peer = peerOf(ctx.request)
+        const primary = await method.authenticate(input, peer)
+        const { session, token, authQueries } = await openApiSession(deps, method, primary, input, peer, changeOf(ctx))
         const identity = deps.identities.snapshot().identity(session.identityId)
-        const detail = toCurrentApiSessionDetail(session, identity, deps.timeoutMs, token)
+        const detail = toCurrentApiSessionDetail(session, identity, deps.timeoutMs, token, authQueries)
         return ok(detail, {
           'zt-session': token,
           'expiration-seconds': String(detail.expirationSeconds),
@@ -42,7 +47,10 @@ export function authenticateRoutes(deps: AuthenticateRouteDeps): RouteDef[] {
     route({
       method: 'GET', path: '/current-api-session', apis: ['client', 'management'], access: 'partial', tag: 'Current API Session',
       summary: 'The caller\'s API session', response: CurrentApiSessionDetail,
-      handle: (ctx) => ok(toCurrentApiSessionDetail(ctx.auth.session, ctx.auth.identity, deps.timeoutMs)),
+      handle: (ctx) => {
+        const { session, identity } = ctx.auth
+        return ok(toCurrentApiSessionDetail(session, identity, deps.timeoutMs, undefined, pendingAuthQueries(session, identity)))
+      },
     }),
     route({
       method: 'DELETE', path: '/current-api-session', apis: ['client', 'management'], access: 'partial', tag: 'Current API Session',

@@ -1,0 +1,91 @@
+/**
+ * The CA actor: the only holder of the controller's private keys (intermediate CA, TLS server key). It issues every
+ * certificate and signs every JWT; the keys live in this file's closure, never in the state `snapshot()` shows.
+ * It writes no sub-database: the PKI lives in files under `<data>/pki`, loaded (or created) once at start.
+ */
+import { SignJWT } from 'jose'
+import { assertNever } from '../../lib/assert-never.ts'
+import { decideSubject, decideValidity } from '../../domain/ca/ca-decide.ts'
+import { BACKDATE_MS, ensureControllerPki, type ControllerPkiOptions } from '../../pki/pki-bootstrap.ts'
+import { issueClientCertificate, issueServerCertificate, parseCertificatePem, type CaSigner } from '../../pki/pki-certs.ts'
+import { importPrivateKeyPem, publicKeyFromPrivateKey } from '../../pki/pki-keys.ts'
+import { Actor, type ActorBehavior, type ActorSystemDeps } from '../runtime/actor-runtime.ts'
+import type { CaMsg, CaReplies, CertificateRequest, IssuedCertificate, JwtKeyName } from './ca-messages.ts'
+import { CaState, type JwtVerifier } from './ca-state.ts'
+
+export type CaActor = Actor<CaState, CaMsg, CaReplies>
+
+/** The private half of the CA: what the behavior signs with. */
+interface CaKeys {
+  signer: CaSigner
+  jwt: Record<JwtKeyName, { privateKey: CryptoKey; alg: string; kid?: string }>
+  tls: { key: string; cert: string }
+}
+
+/** The JOSE algorithm for a WebCrypto private or public key. */
+export function jwtAlgorithmOf(key: CryptoKey): string {
+  const alg = key.algorithm as { name: string; namedCurve?: string }
+  if (alg.name === 'ECDSA') return alg.namedCurve === 'P-384' ? 'ES384' : alg.namedCurve === 'P-521' ? 'ES512' : 'ES256'
+  if (alg.name === 'Ed25519') return 'EdDSA'
+  return 'RS256'
+}
+
+function behavior(keys: CaKeys): ActorBehavior<CaState, CaMsg, CaReplies, never> {
+  return {
+    owner: null,
+    handle(state, msg, tx) {
+      switch (msg.type) {
+        case 'ca.signJwt': {
+          const k = keys.jwt[msg.key]
+          return new SignJWT(msg.claims).setProtectedHeader({ alg: k.alg, typ: 'JWT', ...(k.kid ? { kid: k.kid } : {}) }).sign(k.privateKey)
+        }
+        case 'ca.issueCertificate':
+          return issue(keys.signer, state, msg.request, tx.now)
+        case 'ca.tlsCredentials':
+          return { ...keys.tls }
+        default:
+          return assertNever(msg, 'CA message')
+      }
+    },
+  }
+}
+
+async function issue(signer: CaSigner, state: CaState, r: CertificateRequest, now: number): Promise<IssuedCertificate> {
+  const sans = { dnsNames: r.dnsNames ?? [], ipAddresses: r.ipAddresses ?? [] }
+  decideSubject(r.purpose, r.commonName, sans)
+  const validity = decideValidity(now, r.ttlMs, BACKDATE_MS, state.pki.intermediate.view.notAfter)
+  const base = { issuer: signer, publicKey: r.csr.publicKeySpki, commonName: r.commonName, ...validity }
+  const certPem =
+    r.purpose === 'server'
+      ? await issueServerCertificate({ ...base, ...sans })
+      : await issueClientCertificate({ ...base, spiffeId: r.spiffeId })
+  const view = parseCertificatePem(certPem)
+  return { certPem, chainPem: certPem + state.pki.intermediate.certPem, fingerprint: view.fingerprintSha1, notAfter: view.notAfter }
+}
+
+/** Loads (or, on a new data directory, creates) the controller PKI in `dir` and starts the CA on it. */
+export async function startCaActor(dir: string, opts: ControllerPkiOptions, deps: ActorSystemDeps): Promise<CaActor> {
+  const pki = await ensureControllerPki(dir, opts)
+  const serverKey = await importPrivateKeyPem(pki.server.keyPem)
+  const jwt: CaKeys['jwt'] = {
+    'signing-ca': { privateKey: pki.signer.privateKey, alg: jwtAlgorithmOf(pki.signer.privateKey) },
+    server: { privateKey: serverKey, alg: jwtAlgorithmOf(serverKey), kid: pki.server.view.fingerprintSha1 },
+  }
+  const verifiers = {} as Record<JwtKeyName, JwtVerifier>
+  for (const [name, k] of Object.entries(jwt) as [JwtKeyName, CaKeys['jwt'][JwtKeyName]][]) {
+    verifiers[name] = { publicKey: await publicKeyFromPrivateKey(k.privateKey), alg: k.alg, ...(k.kid ? { kid: k.kid } : {}) }
+  }
+  const state = new CaState(
+    {
+      dir: pki.dir,
+      root: { certPem: pki.root.certPem, view: pki.root.view },
+      intermediate: { certPem: pki.intermediate.certPem, view: pki.intermediate.view },
+      server: { certPem: pki.server.certPem, view: pki.server.view },
+      caBundlePem: pki.caBundlePem,
+      created: pki.created,
+      sansMissing: pki.sansMissing,
+    },
+    verifiers,
+  )
+  return new Actor('ca', state, behavior({ signer: pki.signer, jwt, tls: pki.tls }), deps)
+}

@@ -1,0 +1,144 @@
+/**
+ * Opening an API session after any primary method: the one place that applies the identity's authentication policy
+ * and decides the session's second factors. TOTP and ext-jwt secondaries change this flow and nothing else.
+ * - a disabled identity fails every method: 401 INVALID_AUTH (same answer as a wrong credential)
+ * - a primary method the identity's policy does not allow: 401 INVALID_AUTH
+ * - `isMfaRequired` is true when the identity has a verified TOTP; `isMfaComplete` starts false
+ * - a TOTP auth query is pending while (the identity has a verified TOTP or the policy requires one) and the session
+ *   has not completed it; with no query pending the session is fully authenticated
+ * - the session token is returned once; only its SHA-256 is stored
+ * - envInfo/sdkInfo given at login are recorded on the identity when they differ from what it has
+ * @see controller-behaviour.md §4 "authQueries", "Authentication policies"; edge-api client.yml authQueryDetail
+ */
+import { ApiError } from '../../errors/api-error.ts'
+import { newUuid } from '../../lib/ids.ts'
+import type { Clock } from '../../lib/clock.ts'
+import { isDisabled, type Identity } from '../../domain/identity/identity-types.ts'
+import { DEFAULT_AUTH_POLICY_RULES, type AuthPolicyRules } from '../../domain/identity/identity-auth-policy.ts'
+import { hashToken, type ApiSession } from '../../domain/session/session-types.ts'
+import type { IdentityActor } from '../../actors/identity/identity-actor.ts'
+import type { SessionRegistryActor } from '../../actors/session-registry/session-registry-actor.ts'
+import type { ChangeContext } from '../../actors/runtime/actor-runtime.ts'
+import type { AuthInput, AuthMethod, AuthPeer, PrimaryAuth } from './auth-method.ts'
+
+/** An outstanding authentication step of a session. @see edge-api client.yml authQueryDetail */
+export interface AuthQuery {
+  readonly typeId: string
+  readonly provider: string
+  readonly format?: string
+  readonly httpMethod?: string
+  readonly httpUrl?: string
+  readonly minLength?: number
+  readonly maxLength?: number
+}
+
+/** The real controller's TOTP query (`format` is alphaNumeric there, not numeric). */
+export const TOTP_AUTH_QUERY: AuthQuery = {
+  typeId: 'MFA',
+  provider: 'ziti',
+  format: 'alphaNumeric',
+  httpMethod: 'POST',
+  httpUrl: './authenticate/mfa',
+  minLength: 4,
+  maxLength: 6,
+}
+
+/** The second factors an identity has set up. No identity can enrol a TOTP yet (the MFA issue adds it). */
+export interface EnrolledFactors {
+  readonly totp: boolean
+}
+
+/** What the session records about second factors, and what it still owes. */
+export interface SessionFactors {
+  readonly isMfaRequired: boolean
+  readonly isMfaComplete: boolean
+  readonly authQueries: readonly AuthQuery[]
+}
+
+/** The rules of the policy an identity names. @throws TypeError for an unknown id (identities only name known ones). */
+export function authPolicyOf(identity: Pick<Identity, 'authPolicyId'>): AuthPolicyRules {
+  if (identity.authPolicyId === DEFAULT_AUTH_POLICY_RULES.id) return DEFAULT_AUTH_POLICY_RULES
+  throw new TypeError(`identity names the unknown auth policy '${identity.authPolicyId}'`)
+}
+
+export function enrolledFactorsOf(_identity: Identity): EnrolledFactors {
+  return { totp: false }
+}
+
+/** 401 INVALID_AUTH unless `policy` allows the primary method `kind`. */
+export function decidePrimaryAllowed(policy: AuthPolicyRules, kind: AuthMethod['kind']): void {
+  if (!policy.primary[kind].allowed) throw ApiError.invalidAuth()
+}
+
+/** The second-factor state of a session, from the policy, what the identity has enrolled and what it has completed. */
+export function decideSessionFactors(policy: AuthPolicyRules, enrolled: EnrolledFactors, completed: { totp: boolean }): SessionFactors {
+  const owesTotp = (enrolled.totp || policy.secondary.requireTotp) && !completed.totp
+  return {
+    isMfaRequired: enrolled.totp,
+    isMfaComplete: completed.totp,
+    authQueries: owesTotp ? [TOTP_AUTH_QUERY] : [],
+  }
+}
+
+/** The auth queries a session still owes (what `GET /current-api-session` shows). */
+export function pendingAuthQueries(session: Pick<ApiSession, 'isMfaComplete'>, identity: Identity): readonly AuthQuery[] {
+  return decideSessionFactors(authPolicyOf(identity), enrolledFactorsOf(identity), { totp: session.isMfaComplete }).authQueries
+}
+
+export interface ApiSessionFlowDeps {
+  identities: IdentityActor
+  sessions: SessionRegistryActor
+  clock: Clock
+}
+
+export interface OpenedApiSession {
+  session: ApiSession
+  /** The bearer token, shown to the caller once. */
+  token: string
+  authQueries: readonly AuthQuery[]
+}
+
+/**
+ * Opens the API session of a caller that `method` authenticated as `primary`. `change` is the request's context; the
+ * session is authored by the identity that logged in.
+ */
+export async function openApiSession(
+  deps: ApiSessionFlowDeps,
+  method: Pick<AuthMethod, 'kind'>,
+  primary: PrimaryAuth,
+  input: Pick<AuthInput, 'configTypes' | 'envInfo' | 'sdkInfo'>,
+  peer: AuthPeer,
+  change: ChangeContext,
+): Promise<OpenedApiSession> {
+  const { identity } = primary
+  if (isDisabled(identity, deps.clock.now())) throw ApiError.invalidAuth()
+  const policy = authPolicyOf(identity)
+  decidePrimaryAllowed(policy, method.kind)
+  const factors = decideSessionFactors(policy, enrolledFactorsOf(identity), { totp: false })
+
+  const token = newUuid()
+  const by: ChangeContext = { ...change, author: identity.id }
+  const { session } = await deps.sessions.ask({
+    type: 'apiSession.create',
+    session: {
+      tokenHash: hashToken(token),
+      identityId: identity.id,
+      authenticatorId: primary.authenticator.id,
+      configTypes: [...(input.configTypes ?? [])],
+      ipAddress: peer.remoteAddress,
+      isMfaRequired: factors.isMfaRequired,
+      isMfaComplete: factors.isMfaComplete,
+      isCertExtendable: primary.isCertExtendable ?? false,
+      tags: {},
+    },
+    change: by,
+  })
+  if (hasNews(identity.envInfo, input.envInfo) || hasNews(identity.sdkInfo, input.sdkInfo)) {
+    await deps.identities.ask({ type: 'identity.recordClientInfo', id: identity.id, envInfo: input.envInfo, sdkInfo: input.sdkInfo, change: by })
+  }
+  return { session, token, authQueries: factors.authQueries }
+}
+
+function hasNews(current: object, given: object | undefined): boolean {
+  return given !== undefined && JSON.stringify(current) !== JSON.stringify(given)
+}
