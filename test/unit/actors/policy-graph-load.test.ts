@@ -1,5 +1,5 @@
-// Policy graph cold start: one range scan per sub-db and no per-record checks, so 10,000 services and 500 routers
-// load in well under a second (README "Design"; brief: cold start stays fast).
+// Policy graph cold start: 10,000 services, 500 routers and 1,000 policies read back whole, with their indexes. Its
+// speed is a benchmark figure (`bun run bench policy`, cold start), not an assertion here.
 import { afterAll, expect, it } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -32,17 +32,14 @@ it('case=loads 10,000 services, 500 routers and 1,000 policies quickly', async (
   await store.close()
 
   const reopened = await openStore(dir)
-  const t0 = performance.now()
   const actor = await startPolicyGraphActor(reopened, { store: reopened, bus: new EventBus(), clock: new FakeClock(0), failStop: () => {} }, {
     identityExists: () => true,
     identityNameTaken: () => false,
   })
-  const ms = performance.now() - t0
   const g = actor.snapshot()
   expect([g.services.size, g.edgeRouters.size, g.servicePolicies.size]).toEqual([10_000, 500, 1_000])
   expect(g.services.idsWithRole('g7').size).toBe(200)
   expect(g.policiesReferencing('service', 's00042')).toEqual([{ kind: 'service-policy', id: 'p0042' }])
-  expect(ms).toBeLessThan(1500)
   await actor.stop()
   await reopened.close()
 })
