@@ -2,7 +2,17 @@
 import type { ApiSession } from '../../domain/session/session-types.ts'
 import type { Identity } from '../../domain/identity/identity-types.ts'
 import { selfLink } from '../http-envelope.ts'
-import { iso, toEntityRef } from './identity-mapper.ts'
+import { BASE_SYMBOLS, iso, toEntityRef } from './common-mapper.ts'
+
+/** The fields the filter language knows on API sessions (see toApiSessionRow). */
+export const API_SESSION_SYMBOLS = {
+  ...BASE_SYMBOLS,
+  identity: 'string',
+  identityId: 'string',
+  authenticatorId: 'string',
+  ipAddress: 'string',
+  lastActivityAt: 'datetime',
+} as const
 
 export function toApiSessionDetail(s: ApiSession, identity: Identity | undefined, token?: string) {
   const out: Record<string, unknown> = {

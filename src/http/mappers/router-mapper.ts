@@ -4,7 +4,11 @@
  */
 import type { Router } from '../../domain/policy/policy-types.ts'
 import { selfLink } from '../http-envelope.ts'
-import { iso } from './identity-mapper.ts'
+import { BASE_SYMBOLS, iso } from './common-mapper.ts'
+
+/** The fields the filter language knows on routers (see toRouterRow) and edge routers (toEdgeRouterRow). */
+export const ROUTER_SYMBOLS = { ...BASE_SYMBOLS, name: 'string', fingerprint: 'string', cost: 'number', noTraversal: 'boolean', disabled: 'boolean', connected: 'boolean' } as const
+export const EDGE_ROUTER_SYMBOLS = { ...ROUTER_SYMBOLS, roleAttributes: 'set', isVerified: 'boolean', isTunnelerEnabled: 'boolean', online: 'boolean' } as const
 
 const EDGE_SUB_LISTS = ['edge-router-policies', 'identities', 'service-edge-router-policies', 'service-policies', 'services'] as const
 

@@ -12,12 +12,11 @@ import { ListQuery, RoleListQuery } from '../../../../schemas/common.ts'
 import { recordsOf } from '../../../domain/query/index.ts'
 import { listOfJson, ok, okJson, type JsonBody } from '../../http-envelope.ts'
 import { listPage, respondList, selectPage } from '../../http-list.ts'
-import { EDGE_ROUTER_SYMBOLS, SERVICE_SYMBOLS, TERMINATOR_SYMBOLS } from '../management/crud-routes.ts'
 import { route, type RouteCtx, type RouteDef } from '../../http-route.ts'
-import { iso } from '../../mappers/identity-mapper.ts'
-import { toServiceRow } from '../../mappers/service-mapper.ts'
-import { toEdgeRouterRow } from '../../mappers/router-mapper.ts'
-import { toTerminatorDetail, toTerminatorRow } from '../../mappers/terminator-mapper.ts'
+import { iso } from '../../mappers/common-mapper.ts'
+import { SERVICE_SYMBOLS, toServiceRow } from '../../mappers/service-mapper.ts'
+import { EDGE_ROUTER_SYMBOLS, toEdgeRouterRow } from '../../mappers/router-mapper.ts'
+import { TERMINATOR_SYMBOLS, toTerminatorDetail, toTerminatorRow } from '../../mappers/terminator-mapper.ts'
 import {
   postureQueries,
   selectConfigTypes,

@@ -6,20 +6,12 @@ import { ApiError } from '../../../errors/api-error.ts'
 import { ListQuery } from '../../../../schemas/common.ts'
 import { ApiSessionDetail } from '../../../../schemas/api-session.ts'
 import { ok, okEmpty } from '../../http-envelope.ts'
-import { BASE_SYMBOLS, respondList } from '../../http-list.ts'
+import { respondList } from '../../http-list.ts'
 import { route, type RouteDef } from '../../http-route.ts'
-import { toApiSessionDetail, toApiSessionRow } from '../../mappers/api-session-mapper.ts'
+import { API_SESSION_SYMBOLS, toApiSessionDetail, toApiSessionRow } from '../../mappers/api-session-mapper.ts'
 import { changeOf } from '../route-change.ts'
 
 const ROUTES = { list: '/api-sessions', item: '/api-sessions/:id' } as const
-const API_SESSION_SYMBOLS = {
-  ...BASE_SYMBOLS,
-  identity: 'string',
-  identityId: 'string',
-  authenticatorId: 'string',
-  ipAddress: 'string',
-  lastActivityAt: 'datetime',
-} as const
 
 export function apiSessionRoutes(deps: { identities: IdentityActor; sessions: SessionRegistryActor }): RouteDef[] {
   const view = (s: ApiSession) => toApiSessionDetail(s, deps.identities.snapshot().identity(s.identityId))

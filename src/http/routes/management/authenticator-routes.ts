@@ -6,21 +6,13 @@ import { createUpdbAuthenticator } from '../../../flows/authenticate/auth-updb-a
 import { ListQuery } from '../../../../schemas/common.ts'
 import { AuthenticatorCreate, AuthenticatorDetail, AuthenticatorPatch, AuthenticatorUpdate } from '../../../../schemas/authenticator.ts'
 import { created, ok, okEmpty } from '../../http-envelope.ts'
-import { BASE_SYMBOLS, respondList } from '../../http-list.ts'
+import { respondList } from '../../http-list.ts'
 import { route, type RouteDef } from '../../http-route.ts'
-import { toAuthenticatorDetail, toAuthenticatorRow } from '../../mappers/authenticator-mapper.ts'
+import { AUTHENTICATOR_SYMBOLS, toAuthenticatorDetail, toAuthenticatorRow } from '../../mappers/authenticator-mapper.ts'
 import { changeOf } from '../route-change.ts'
 import { updbChangeRoutes } from '../shared/updb-change-routes.ts'
 
 const ROUTES = { list: '/authenticators', item: '/authenticators/:id' } as const
-
-export const AUTHENTICATOR_SYMBOLS = {
-  ...BASE_SYMBOLS,
-  method: 'string',
-  identityId: 'string',
-  username: 'string',
-  fingerprint: 'string',
-} as const
 
 export function authenticatorRoutes(deps: { identities: IdentityActor }): RouteDef[] {
   const find = (id: string): Authenticator => {

@@ -25,11 +25,14 @@ import { ApiError } from '../../../errors/api-error.ts'
 import type { Clock } from '../../../lib/clock.ts'
 import { ListQuery, RoleListQuery } from '../../../../schemas/common.ts'
 import { created, ok, okEmpty } from '../../http-envelope.ts'
-import { BASE_SYMBOLS, respondList, type ListSpec } from '../../http-list.ts'
+import { respondList, type ListSpec } from '../../http-list.ts'
 import { route, type RouteCtx, type RouteDef } from '../../http-route.ts'
 import { configMap, selectConfigTypes, type ConfigLookups } from '../../mappers/client-service-mapper.ts'
-import { toConfigDetail, toConfigRow, toConfigTypeDetail, toConfigTypeRow } from '../../mappers/config-mapper.ts'
+import { CONFIG_SYMBOLS, CONFIG_TYPE_SYMBOLS, toConfigDetail, toConfigRow, toConfigTypeDetail, toConfigTypeRow } from '../../mappers/config-mapper.ts'
 import {
+  EDGE_ROUTER_POLICY_SYMBOLS,
+  SERVICE_EDGE_ROUTER_POLICY_SYMBOLS,
+  SERVICE_POLICY_SYMBOLS,
   toEdgeRouterPolicyDetail,
   toEdgeRouterPolicyRow,
   toServiceEdgeRouterPolicyDetail,
@@ -38,9 +41,9 @@ import {
   toServicePolicyRow,
   type NameOf,
 } from '../../mappers/policy-mapper.ts'
-import { toEdgeRouterDetail, toEdgeRouterRow, toRouterDetail, toRouterRow } from '../../mappers/router-mapper.ts'
-import { toServiceDetail, toServiceRow } from '../../mappers/service-mapper.ts'
-import { toTerminatorDetail, toTerminatorRow } from '../../mappers/terminator-mapper.ts'
+import { EDGE_ROUTER_SYMBOLS, ROUTER_SYMBOLS, toEdgeRouterDetail, toEdgeRouterRow, toRouterDetail, toRouterRow } from '../../mappers/router-mapper.ts'
+import { SERVICE_SYMBOLS, toServiceDetail, toServiceRow } from '../../mappers/service-mapper.ts'
+import { TERMINATOR_SYMBOLS, toTerminatorDetail, toTerminatorRow } from '../../mappers/terminator-mapper.ts'
 import { changeOf } from '../route-change.ts'
 export { identityListing } from './identity-routes.ts'
 
@@ -211,13 +214,6 @@ export function crudRoutes<T, C extends TSchema, U extends TSchema, P extends TS
   ]
 }
 
-export const SERVICE_SYMBOLS = { ...BASE_SYMBOLS, name: 'string', terminatorStrategy: 'string', roleAttributes: 'set', isFabricOnly: 'boolean', configs: 'set' } as const
-export const ROUTER_SYMBOLS = { ...BASE_SYMBOLS, name: 'string', fingerprint: 'string', cost: 'number', noTraversal: 'boolean', disabled: 'boolean', connected: 'boolean' } as const
-export const EDGE_ROUTER_SYMBOLS = { ...ROUTER_SYMBOLS, roleAttributes: 'set', isVerified: 'boolean', isTunnelerEnabled: 'boolean', online: 'boolean' } as const
-export const TERMINATOR_SYMBOLS = {
-  ...BASE_SYMBOLS, service: 'string', router: 'string', binding: 'string', address: 'string', identity: 'string', cost: 'number', precedence: 'string', hostId: 'string',
-} as const
-const POLICY_SYMBOLS = { ...BASE_SYMBOLS, name: 'string', semantic: 'string' } as const
 const NAMED = ['id', 'name'] as const
 const ROLED = ['id', 'name', 'roleAttributes'] as const
 
@@ -264,14 +260,13 @@ export function routerListing(deps: GraphRouteDeps): Listing<Router> {
 }
 
 export function configTypeListing(deps: GraphRouteDeps): Listing<ConfigType> {
-  const symbols = { ...BASE_SYMBOLS, name: 'string', schema: 'map', target: 'string' } as const
-  return tableListing(deps.graph.snapshot().configTypes, { symbols, indexed: NAMED, toRow: toConfigTypeRow, toView: toConfigTypeDetail })
+  return tableListing(deps.graph.snapshot().configTypes, { symbols: CONFIG_TYPE_SYMBOLS, indexed: NAMED, toRow: toConfigTypeRow, toView: toConfigTypeDetail })
 }
 
 export function configListing(deps: GraphRouteDeps): Listing<Config> {
   const g = deps.graph.snapshot()
   return tableListing(g.configs, {
-    symbols: { ...BASE_SYMBOLS, name: 'string', type: 'string' },
+    symbols: CONFIG_SYMBOLS,
     indexed: NAMED,
     toRow: toConfigRow,
     toView: (c) => toConfigDetail(c, g.configTypes.get(c.configTypeId)?.name ?? c.configTypeId),
@@ -292,7 +287,7 @@ export function terminatorListing(deps: GraphRouteDeps): Listing<Terminator> {
 export function servicePolicyListing(deps: GraphRouteDeps): Listing<ServicePolicy> {
   const names = nameOf(deps)
   return tableListing(deps.graph.snapshot().servicePolicies, {
-    symbols: { ...POLICY_SYMBOLS, type: 'string', identityRoles: 'set', serviceRoles: 'set', postureCheckRoles: 'set', identities: 'set', services: 'set' },
+    symbols: SERVICE_POLICY_SYMBOLS,
     indexed: NAMED,
     toRow: (p) => toServicePolicyRow(p, (kind) => deps.reads.membersOf(p.id, kind)),
     toView: (p) => toServicePolicyDetail(p, names),
@@ -301,15 +296,13 @@ export function servicePolicyListing(deps: GraphRouteDeps): Listing<ServicePolic
 
 export function edgeRouterPolicyListing(deps: GraphRouteDeps): Listing<EdgeRouterPolicy> {
   const names = nameOf(deps)
-  const symbols = { ...POLICY_SYMBOLS, identityRoles: 'set', edgeRouterRoles: 'set' } as const
-  return tableListing(deps.graph.snapshot().edgeRouterPolicies, { symbols, indexed: NAMED, toRow: toEdgeRouterPolicyRow, toView: (p) => toEdgeRouterPolicyDetail(p, names) })
+  return tableListing(deps.graph.snapshot().edgeRouterPolicies, { symbols: EDGE_ROUTER_POLICY_SYMBOLS, indexed: NAMED, toRow: toEdgeRouterPolicyRow, toView: (p) => toEdgeRouterPolicyDetail(p, names) })
 }
 
 export function serviceEdgeRouterPolicyListing(deps: GraphRouteDeps): Listing<ServiceEdgeRouterPolicy> {
   const names = nameOf(deps)
-  const symbols = { ...POLICY_SYMBOLS, serviceRoles: 'set', edgeRouterRoles: 'set' } as const
   return tableListing(deps.graph.snapshot().serviceEdgeRouterPolicies, {
-    symbols,
+    symbols: SERVICE_EDGE_ROUTER_POLICY_SYMBOLS,
     indexed: NAMED,
     toRow: toServiceEdgeRouterPolicyRow,
     toView: (p) => toServiceEdgeRouterPolicyDetail(p, names),

@@ -11,7 +11,7 @@ import { ServiceDetail } from '../../../../schemas/service.ts'
 import { ok, okEmpty } from '../../http-envelope.ts'
 import { route, type RouteDef } from '../../http-route.ts'
 import { toServiceConfigDetail } from '../../mappers/config-mapper.ts'
-import { toEntityRef } from '../../mappers/identity-mapper.ts'
+import { toEntityRef } from '../../mappers/common-mapper.ts'
 import { changeOf } from '../route-change.ts'
 import {
   edgeRouterListing,
