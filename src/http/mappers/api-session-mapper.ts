@@ -1,4 +1,8 @@
-/** API session records → wire details (the token is shown only in the authenticate answer). */
+/**
+ * API session records → wire details. Only the SHA-256 of a session's token is stored, so `token` (required by the
+ * spec) is known only for the caller's own session, from the authenticate answer or the `zt-session` it presented;
+ * any other session shows "" (a README difference).
+ */
 import type { ApiSession } from '../../domain/session/session-types.ts'
 import type { Identity } from '../../domain/identity/identity-types.ts'
 import { selfLink } from '../http-envelope.ts'
@@ -14,8 +18,13 @@ export const API_SESSION_SYMBOLS = {
   lastActivityAt: 'datetime',
 } as const
 
-export function toApiSessionDetail(s: ApiSession, identity: Identity | undefined, token?: string) {
-  const out: Record<string, unknown> = {
+/** The token an answer may show for `s`: the one the caller presented when `s` is the caller's own session, else "". */
+export function visibleToken(s: ApiSession, caller: { session: ApiSession; request: Request }): string {
+  return s.id === caller.session.id ? (caller.request.headers.get('zt-session') ?? '') : ''
+}
+
+export function toApiSessionDetail(s: ApiSession, identity: Identity | undefined, token: string) {
+  return {
     id: s.id,
     createdAt: iso(s.createdAt),
     updatedAt: iso(s.updatedAt),
@@ -32,12 +41,11 @@ export function toApiSessionDetail(s: ApiSession, identity: Identity | undefined
     isCertExtendable: s.isCertExtendable,
     lastActivityAt: iso(s.lastActivityAt),
     cachedLastActivityAt: iso(s.lastActivityAt),
+    token,
   }
-  if (token !== undefined) out.token = token
-  return out
 }
 
-export function toCurrentApiSessionDetail(s: ApiSession, identity: Identity | undefined, timeoutMs: number, token?: string) {
+export function toCurrentApiSessionDetail(s: ApiSession, identity: Identity | undefined, timeoutMs: number, token: string) {
   return {
     ...toApiSessionDetail(s, identity, token),
     expiresAt: iso(s.lastActivityAt + timeoutMs),

@@ -110,7 +110,7 @@ export function toClientEdgeRouterProps(r: Router) {
     cost: r.cost,
     disabled: r.disabled,
     noTraversal: r.noTraversal,
-    appData: r.appData,
+    appData: r.appData ?? {},
     supportedProtocols: r.supportedProtocols,
     syncStatus: 'SYNC_NEW',
   }

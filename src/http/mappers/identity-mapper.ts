@@ -66,7 +66,7 @@ export function toIdentityDetail(i: Identity, ctx: IdentityViewContext) {
     authPolicyId: i.authPolicyId,
     authPolicy: toEntityRef('auth-policies', i.authPolicyId, i.authPolicyId === DEFAULT_AUTH_POLICY.id ? DEFAULT_AUTH_POLICY.name : i.authPolicyId),
     externalId: i.externalId,
-    appData: i.appData,
+    appData: i.appData ?? {},
     disabled: isDisabled(i, ctx.now),
     disabledAt: isoOrNull(i.disabledAt),
     disabledUntil: isoOrNull(i.disabledUntil),

@@ -1,6 +1,7 @@
 /**
  * Router records → edge router (Management) and fabric router wire details and filter rows.
- * Routers are never connected yet: isOnline/connected are false and the enrollment fields null.
+ * Routers are never connected yet: isOnline/connected are false and the enrollment fields null. `fingerprint` is a
+ * string in the spec (required on routerDetail): "" while the router has no certificate, never null.
  */
 import type { Router } from '../../domain/policy/policy-types.ts'
 import { selfLink } from '../http-envelope.ts'
@@ -23,7 +24,7 @@ function common(r: Router) {
     disabled: r.disabled,
     noTraversal: r.noTraversal,
     isOnline: false,
-    fingerprint: r.fingerprint,
+    fingerprint: r.fingerprint ?? '',
     isVerified: r.isVerified,
     enrollmentCreatedAt: null,
     enrollmentExpiresAt: null,
@@ -41,7 +42,7 @@ export function toEdgeRouterDetail(r: Router) {
   return {
     ...common(r),
     _links: links,
-    appData: r.appData,
+    appData: r.appData ?? {},
     hostname: r.hostname,
     supportedProtocols: r.supportedProtocols,
     syncStatus: 'SYNC_NEW',

@@ -9,7 +9,7 @@ import { CurrentApiSessionDetail } from '../../../../schemas/api-session.ts'
 import { ok, okEmpty } from '../../http-envelope.ts'
 import { route, type RouteDef } from '../../http-route.ts'
 import { peerOf } from '../../peer-cert.ts'
-import { toCurrentApiSessionDetail } from '../../mappers/api-session-mapper.ts'
+import { toCurrentApiSessionDetail, visibleToken } from '../../mappers/api-session-mapper.ts'
 import { changeOf } from '../route-change.ts'
 
 export interface AuthenticateRouteDeps {
@@ -42,7 +42,7 @@ export function authenticateRoutes(deps: AuthenticateRouteDeps): RouteDef[] {
     route({
       method: 'GET', path: '/current-api-session', apis: ['client', 'management'], access: 'partial', tag: 'Current API Session',
       summary: 'The caller\'s API session', response: CurrentApiSessionDetail,
-      handle: (ctx) => ok(toCurrentApiSessionDetail(ctx.auth.session, ctx.auth.identity, deps.timeoutMs)),
+      handle: (ctx) => ok(toCurrentApiSessionDetail(ctx.auth.session, ctx.auth.identity, deps.timeoutMs, visibleToken(ctx.auth.session, { session: ctx.auth.session, request: ctx.request }))),
     }),
     route({
       method: 'DELETE', path: '/current-api-session', apis: ['client', 'management'], access: 'partial', tag: 'Current API Session',
