@@ -66,7 +66,10 @@ describe('error envelope', () => {
 
 describe('aliases, headers and CORS', () => {
   it('serves /version at the root, at /, and on both APIs without authentication', async () => {
-    for (const p of ['/version', '/', '/edge/client/v1/version', '/edge/management/v1/version', '/edge/v1/version']) {
+    const paths = ['/version', '/', '/edge/client/v1/version', '/edge/management/v1/version', '/edge/v1/version']
+    // the APIs' roots answer the version document too (listRoot in both specs)
+    paths.push('/edge/client/v1', '/edge/client/v1/', '/edge/management/v1', '/edge/management/v1/', '/edge/v1')
+    for (const p of paths) {
       const res = await srv.raw.get(p)
       expectStatus(res, 200)
       expect(res.body.data.version).toBe('0.1.0')
@@ -101,7 +104,7 @@ describe('capabilities and specs', () => {
   it('lists enumerated capabilities', async () => {
     const res = await srv.client.get('/enumerated-capabilities')
     expectStatus(res, 200)
-    expect(res.body.data).toContain('HA_CONTROLLER')
+    expect(res.body.data).toEqual(['OIDC_AUTH', 'HA_CONTROLLER'])
   })
 
   it('lists the two API specs and serves each as swagger 2.0 generated from the routes', async () => {
@@ -110,8 +113,11 @@ describe('capabilities and specs', () => {
     expect(list.body.data.map((s: { id: string }) => s.id)).toEqual(['edge-client', 'edge-management'])
     expectStatus(await srv.mgmt.get('/specs/edge-management'), 200)
     expectError(await srv.mgmt.get('/specs/nope'), 404, 'NOT_FOUND')
-    const spec = await srv.mgmt.get('/specs/edge-management/spec')
-    expectStatus(spec, 200)
+    const res = await srv.mgmt.get('/specs/edge-management/spec')
+    expectStatus(res, 200)
+    // detailSpecBody: the document is the string `data` of the usual envelope
+    expect(res.body.meta).toEqual({})
+    const spec = { body: JSON.parse(res.body.data) }
     expect(spec.body.swagger).toBe('2.0')
     expect(spec.body.basePath).toBe('/edge/management/v1')
     const create = spec.body.paths['/identities'].post
@@ -119,9 +125,9 @@ describe('capabilities and specs', () => {
     expect(bodySchema.required).toEqual(expect.arrayContaining(['name', 'type', 'isAdmin']))
     expect(bodySchema.properties.type.enum).toEqual(['User', 'Device', 'Service', 'Router', 'Default'])
     expect(spec.body.paths['/identities/{id}'].get.parameters[0]).toMatchObject({ name: 'id', in: 'path', required: true })
-    const client = await srv.client.get('/specs/edge-client/spec')
-    expect(client.body.paths['/identities']).toBeUndefined()
-    expect(client.body.paths['/current-identity'].get).toBeDefined()
+    const client = JSON.parse((await srv.client.get('/specs/edge-client/spec')).body.data)
+    expect(client.paths['/identities']).toBeUndefined()
+    expect(client.paths['/current-identity'].get).toBeDefined()
   })
 })
 

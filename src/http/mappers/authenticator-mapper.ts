@@ -7,6 +7,7 @@ import { BASE_SYMBOLS, iso, toEntityRef } from './common-mapper.ts'
 export const AUTHENTICATOR_SYMBOLS = {
   ...BASE_SYMBOLS,
   method: 'string',
+  identity: 'string',
   identityId: 'string',
   username: 'string',
   fingerprint: 'string',
@@ -40,6 +41,7 @@ export function toAuthenticatorRow(a: Authenticator): Record<string, unknown> {
     tags: a.tags ?? {},
     isSystem: false,
     method: a.method,
+    identity: a.identityId,
     identityId: a.identityId,
     username: a.username ?? null,
     fingerprint: a.fingerprint ?? null,

@@ -29,15 +29,19 @@ export function authenticatorRoutes(deps: { identities: IdentityActor }): RouteD
         const s = deps.identities.snapshot()
         return respondList(ctx.query, {
           symbols: AUTHENTICATOR_SYMBOLS,
-          indexed: ['id', 'username'],
+          indexed: ['id', 'identity', 'identityId', 'username'],
           candidates: (hint) => {
             if (!hint) return s.authenticators.values()
-            const out: Authenticator[] = []
+            const out = new Map<string, Authenticator>()
             for (const v of hint.values) {
+              if (hint.field === 'identity' || hint.field === 'identityId') {
+                for (const a of s.authenticatorsOf(v)) out.set(a.id, a)
+                continue
+              }
               const a = hint.field === 'id' ? s.authenticators.get(v) : s.updbByUsername(v)
-              if (a) out.push(a)
+              if (a) out.set(a.id, a)
             }
-            return out
+            return out.values()
           },
           toRow: toAuthenticatorRow,
           toView: view,

@@ -168,6 +168,8 @@ export interface CrudDef<T, C extends TSchema, U extends TSchema, P extends TSch
   noun: string
   /** Lists that honour roleFilter/roleSemantic. */
   roleFilter?: boolean
+  /** PUT, PATCH and DELETE of an item are on the Client API too (the client spec has them), with the same admin rule. */
+  clientWrites?: boolean
   detail: TSchema
   listing(ctx: RouteCtx): Listing<T>
   bodies: { create: C; put: U; patch: P }
@@ -178,6 +180,7 @@ export interface CrudDef<T, C extends TSchema, U extends TSchema, P extends TSch
 
 export function crudRoutes<T, C extends TSchema, U extends TSchema, P extends TSchema>(def: CrudDef<T, C, U, P>): RouteDef[] {
   const common = { apis: ['management'] as const, access: 'admin' as const, tag: def.tag }
+  const writes = { ...common, apis: def.clientWrites ? (['management', 'client'] as const) : common.apis }
   const update = (replace: boolean) => async (ctx: RouteCtx<Static<U> | Static<P>>) => {
     await def.update(ctx, replace)
     return okEmpty()
@@ -202,10 +205,10 @@ export function crudRoutes<T, C extends TSchema, U extends TSchema, P extends TS
         return ok(listing.toView(found(listing.get(ctx.params.id))))
       },
     }),
-    route({ ...common, method: 'PUT', path: def.routes.item, summary: `Update all fields of a ${def.noun}`, body: def.bodies.put, handle: update(true) }),
-    route({ ...common, method: 'PATCH', path: def.routes.item, summary: `Update the given fields of a ${def.noun}`, body: def.bodies.patch, handle: update(false) }),
+    route({ ...writes, method: 'PUT', path: def.routes.item, summary: `Update all fields of a ${def.noun}`, body: def.bodies.put, handle: update(true) }),
+    route({ ...writes, method: 'PATCH', path: def.routes.item, summary: `Update the given fields of a ${def.noun}`, body: def.bodies.patch, handle: update(false) }),
     route({
-      ...common, method: 'DELETE', path: def.routes.item, summary: `Delete a ${def.noun}`,
+      ...writes, method: 'DELETE', path: def.routes.item, summary: `Delete a ${def.noun}`,
       handle: async (ctx) => {
         await def.remove(ctx as RouteCtx)
         return okEmpty()

@@ -1,6 +1,7 @@
 /**
  * Management API: services (CRUD; the view carries the caller's permissions) and their sub-lists: configs, identities
- * and edge routers that may use it (from the policy index), the policies selecting it, its terminators.
+ * and edge routers that may use it (from the policy index), the policies selecting it, its terminators. Updating and
+ * deleting a service is on the Client API too, for admins, as the official client spec has it.
  */
 import type { ServiceFields } from '../../../actors/policy-graph/policy-graph-messages.ts'
 import { ConfigDetail } from '../../../../schemas/config.ts'
@@ -53,7 +54,7 @@ export function serviceRoutes(deps: GraphRouteDeps): RouteDef[] {
   const sub = { tag: 'Service', parent: service }
   return [
     ...crudRoutes({
-      tag: 'Service', routes: ROUTES, entity: 'services', noun: 'service', detail: ServiceDetail, roleFilter: true,
+      tag: 'Service', routes: ROUTES, entity: 'services', noun: 'service', detail: ServiceDetail, roleFilter: true, clientWrites: true,
       listing: (ctx) => serviceListing(deps, ctx),
       bodies: { create: ServiceCreate, put: ServiceUpdate, patch: ServicePatch },
       ...graphWrites(deps, 'service', (body) => presentFields<ServiceFields>(body, UPDATE_FIELDS)),
