@@ -4,7 +4,23 @@
  */
 import type { TSchema } from '@sinclair/typebox'
 import { ApiErrorBody, CreatedData, Empty, Envelope, ListEnvelope } from '../../schemas/common.ts'
-import { API_PREFIX, type ApiName, type RouteDef } from './http-route.ts'
+import { API_PREFIX, type ApiName, type HttpMethod, type RouteDef } from './http-route.ts'
+
+/** An operation edgeplane serves that the official edge-api spec of its API does not describe. */
+export interface SpecExtension {
+  api: ApiName
+  method: HttpMethod
+  /** Swagger path template below the API prefix (`/identities/{id}`). */
+  path: string
+  why: string
+}
+
+/**
+ * Every operation edgeplane adds to the official specs: the only list of them. The API tests' spec checker accepts
+ * answers of these operations (and fails any other operation missing from the official spec), and a test checks that
+ * the served spec describes nothing else beyond the official one.
+ */
+export const EDGEPLANE_EXTENSIONS: readonly SpecExtension[] = []
 
 /** TypeBox JSON Schema → swagger 2.0 schema: literal unions become enums, `| null` becomes x-nullable. */
 export function toSwaggerSchema(s: unknown): unknown {

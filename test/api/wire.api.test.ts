@@ -27,13 +27,15 @@ describe('error envelope', () => {
   })
 
   it('answers an unknown path with 404 NOT_FOUND', async () => {
-    expectError(await srv.mgmt.get('/no-such-thing'), 404, 'NOT_FOUND')
-    expectError(await srv.raw.get('/edge/nothing/v9/x'), 404, 'NOT_FOUND')
+    const offSpec = 'a path no spec has, to see the 404'
+    expectError(await srv.mgmt.get('/no-such-thing', { offSpec }), 404, 'NOT_FOUND')
+    expectError(await srv.raw.get('/edge/nothing/v9/x', { offSpec }), 404, 'NOT_FOUND')
   })
 
   it('answers a known path with the wrong verb with 405 METHOD_NOT_ALLOWED', async () => {
-    expectError(await srv.mgmt.put('/identities', {}), 405, 'METHOD_NOT_ALLOWED')
-    expectError(await srv.mgmt.post('/summary', {}), 405, 'METHOD_NOT_ALLOWED')
+    const offSpec = 'a method the spec does not have on the path, to see the 405'
+    expectError(await srv.mgmt.put('/identities', {}, { offSpec }), 405, 'METHOD_NOT_ALLOWED')
+    expectError(await srv.mgmt.post('/summary', {}, { offSpec }), 405, 'METHOD_NOT_ALLOWED')
   })
 
   it('answers malformed JSON with 400 COULD_NOT_PARSE_BODY', async () => {
