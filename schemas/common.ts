@@ -80,12 +80,18 @@ export const ListQuery = Type.Object(
 /** Lists that also take roleFilter (repeatable) and roleSemantic. */
 export const RoleListQuery = Type.Object(
   {
-    limit: Type.Optional(Type.String()),
-    offset: Type.Optional(Type.String()),
-    filter: Type.Optional(Type.String()),
-    sort: Type.Optional(Type.String()),
+    ...ListQuery.properties,
     roleFilter: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),
     roleSemantic: Type.Optional(Type.String()),
   },
   { additionalProperties: true },
 )
+
+/** Lists of services: also `configTypes` (repeatable, or comma separated), the config types whose data `config` shows. */
+export const ServiceListQuery = Type.Object(
+  { ...RoleListQuery.properties, configTypes: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])) },
+  { additionalProperties: true },
+)
+
+/** The identity↔service lists: also `policyType` (Dial or Bind), the permission the listed entities must hold. */
+export const PolicyTypeListQuery = Type.Object({ ...ListQuery.properties, policyType: Type.Optional(Type.String()) }, { additionalProperties: true })

@@ -246,7 +246,7 @@ export function checkAnswer(a: Answer): CheckResult {
   const method = a.method.toUpperCase()
   const op = findOperation(spec, method, path)
   if (!op) {
-    const ext = EDGEPLANE_EXTENSIONS.find((e) => e.api === spec && e.method === method && templateRe(e.path).test(path))
+    const ext = EDGEPLANE_EXTENSIONS.operations.find((e) => e.api === spec && e.method === method && templateRe(e.path).test(path))
     if (ext) return { kind: 'extension', operation: `${spec} ${method} ${ext.path}` }
     throw new SpecViolation(
       `${method} ${pathname}: the official ${spec} spec has no such operation (${method} ${path}) and it is not listed in ` +

@@ -8,7 +8,7 @@ import type { Router, Service } from '../../../domain/policy/policy-types.ts'
 import type { SessionTokens } from '../../../flows/sessions/session-token.ts'
 import { ApiError } from '../../../errors/api-error.ts'
 import type { Clock } from '../../../lib/clock.ts'
-import { ListQuery, RoleListQuery } from '../../../../schemas/common.ts'
+import { ListQuery, ServiceListQuery } from '../../../../schemas/common.ts'
 import { recordsOf } from '../../../domain/query/index.ts'
 import { listOfJson, ok, okJson, type JsonBody } from '../../http-envelope.ts'
 import { listPage, respondList, selectPage } from '../../http-list.ts'
@@ -93,7 +93,7 @@ export function clientServiceRoutes(deps: ClientServiceDeps): RouteDef[] {
   return [
     route({
       method: 'GET', path: '/services', apis: ['client'], access: 'session', tag: 'Service',
-      summary: 'List the services the caller may Dial or Bind', query: RoleListQuery,
+      summary: 'List the services the caller may Dial or Bind', query: ServiceListQuery,
       handle: (ctx) => {
         const identityId = ctx.auth.identity.id
         const ids = deps.reads.servicesOfIdentity(identityId)

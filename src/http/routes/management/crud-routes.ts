@@ -118,13 +118,15 @@ export function subListRoute<T>(def: {
   summary: string
   response: TSchema
   parent(id: string): unknown
+  /** The query schema when the list takes more than ListQuery (ListQuery's members and more). */
+  query?: typeof ListQuery
   /** Ids in ascending order. */
   ids(parentId: string, ctx: RouteCtx<unknown, Record<string, string | undefined>>): readonly string[]
   listing(ctx: RouteCtx): Listing<T>
 }): RouteDef {
   return route({
     method: 'GET', path: def.path, apis: ['management'], access: 'admin', tag: def.tag, summary: def.summary,
-    query: ListQuery, response: def.response,
+    query: def.query ?? ListQuery, response: def.response,
     handle: (ctx) => {
       if (def.parent(ctx.params.id) === undefined) throw ApiError.notFound()
       const listing = def.listing(ctx as RouteCtx)
@@ -168,6 +170,8 @@ export interface CrudDef<T, C extends TSchema, U extends TSchema, P extends TSch
   noun: string
   /** Lists that honour roleFilter/roleSemantic. */
   roleFilter?: boolean
+  /** The list's query schema when it takes more than ListQuery, or RoleListQuery with roleFilter (their members and more). */
+  listQuery?: typeof RoleListQuery
   /** PUT, PATCH and DELETE of an item are on the Client API too (the client spec has them), with the same admin rule. */
   clientWrites?: boolean
   detail: TSchema
@@ -188,7 +192,7 @@ export function crudRoutes<T, C extends TSchema, U extends TSchema, P extends TS
   return [
     route({
       ...common, method: 'GET', path: def.routes.list, summary: `List ${def.noun}s`,
-      query: def.roleFilter ? RoleListQuery : ListQuery, response: def.detail,
+      query: def.listQuery ?? (def.roleFilter ? RoleListQuery : ListQuery), response: def.detail,
       handle: (ctx) => {
         const listing = def.listing(ctx as RouteCtx)
         return respondList(ctx.query, def.roleFilter ? listing : { ...listing, roleOf: undefined })
