@@ -17,7 +17,8 @@ export const AuthQueryDetail = Type.Object({
 
 export const ApiSessionDetail = Type.Object({
   ...BaseEntity,
-  token: Type.Optional(Type.String()),
+  /** The caller's own session only; "" for any other (only the token's hash is stored). */
+  token: Type.String(),
   identity: EntityRef,
   identityId: Type.String(),
   authenticatorId: Type.String(),

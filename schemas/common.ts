@@ -4,8 +4,11 @@
  */
 import { Type, type Static, type TLiteral, type TSchema, type TUnion } from '@sinclair/typebox'
 
-/** User-defined name → null | string | boolean map (the seed's allowed value types); the map itself may be null. */
-export const Tags = Type.Union([Type.Record(Type.String(), Type.Union([Type.Null(), Type.String(), Type.Boolean()])), Type.Null()])
+/** User-defined name → null | string | boolean map (the seed's allowed value types), as answers show it: never null. */
+export const TagMap = Type.Record(Type.String(), Type.Union([Type.Null(), Type.String(), Type.Boolean()]))
+
+/** Tags in a request body: the map may also be null (stored as an empty map). */
+export const Tags = Type.Union([TagMap, Type.Null()])
 
 /** A union of string literals, keeping the literal types (Type.Union over a mapped array would widen them). */
 export function StringEnum<const T extends readonly string[]>(values: T): TUnion<TLiteral<T[number]>[]> {
@@ -32,7 +35,7 @@ export const BaseEntity = {
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' }),
   _links: Links,
-  tags: Tags,
+  tags: TagMap,
 }
 
 export const Pagination = Type.Object({ limit: Type.Number(), offset: Type.Number(), totalCount: Type.Number() })
@@ -77,12 +80,18 @@ export const ListQuery = Type.Object(
 /** Lists that also take roleFilter (repeatable) and roleSemantic. */
 export const RoleListQuery = Type.Object(
   {
-    limit: Type.Optional(Type.String()),
-    offset: Type.Optional(Type.String()),
-    filter: Type.Optional(Type.String()),
-    sort: Type.Optional(Type.String()),
+    ...ListQuery.properties,
     roleFilter: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),
     roleSemantic: Type.Optional(Type.String()),
   },
   { additionalProperties: true },
 )
+
+/** Lists of services: also `configTypes` (repeatable, or comma separated), the config types whose data `config` shows. */
+export const ServiceListQuery = Type.Object(
+  { ...RoleListQuery.properties, configTypes: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])) },
+  { additionalProperties: true },
+)
+
+/** The identity↔service lists: also `policyType` (Dial or Bind), the permission the listed entities must hold. */
+export const PolicyTypeListQuery = Type.Object({ ...ListQuery.properties, policyType: Type.Optional(Type.String()) }, { additionalProperties: true })

@@ -3,7 +3,7 @@
  * @see edge-api management.yml definitions identityCreate, identityUpdate, identityPatch, identityDetail
  */
 import { Type } from '@sinclair/typebox'
-import { Attributes, BaseEntity, EntityRef, StringEnum, Tags } from './common.ts'
+import { Attributes, BaseEntity, EntityRef, StringEnum, TagMap, Tags } from './common.ts'
 
 export const IdentityTypeName = StringEnum(['User', 'Device', 'Service', 'Router', 'Default'])
 export const TerminatorCost = Type.Integer({ minimum: 0, maximum: 65535 })
@@ -88,7 +88,7 @@ export const IdentityDetail = Type.Object({
   authPolicyId: Type.String(),
   authPolicy: EntityRef,
   externalId: Type.Union([Type.String(), Type.Null()]),
-  appData: Tags,
+  appData: TagMap,
   disabled: Type.Boolean(),
   disabledAt: Type.Union([Type.String(), Type.Null()]),
   disabledUntil: Type.Union([Type.String(), Type.Null()]),

@@ -4,7 +4,7 @@
  *   routerCreate/Update/Patch/Detail
  */
 import { Type } from '@sinclair/typebox'
-import { Attributes, BaseEntity, Tags } from './common.ts'
+import { Attributes, BaseEntity, TagMap, Tags } from './common.ts'
 
 const Name = Type.String({ minLength: 1, maxLength: 255 })
 export const RouterCost = Type.Integer({ minimum: 0, maximum: 65535 })
@@ -35,13 +35,16 @@ export const RouterCreate = Type.Object({ ...routerSettable, name: Name })
 export const RouterUpdate = Type.Object({ ...routerSettable, name: Name })
 export const RouterPatch = Type.Object({ ...routerSettable, name: Type.Optional(Name) })
 
-/** Enrollment and certificate fields both router views carry; null until router enrollment exists. */
+/**
+ * Enrollment and certificate fields both router views carry; null until router enrollment exists. The spec types
+ * `fingerprint` as a plain string (required on routerDetail): "" until the router has a certificate.
+ */
 const enrollmentFields = {
   enrollmentCreatedAt: NullableDate,
   enrollmentExpiresAt: NullableDate,
   enrollmentJwt: NullableString,
   enrollmentToken: NullableString,
-  fingerprint: NullableString,
+  fingerprint: Type.String(),
   isVerified: Type.Boolean(),
   unverifiedCertPem: NullableString,
   unverifiedFingerprint: NullableString,
@@ -62,7 +65,7 @@ export const EdgeRouterDetail = Type.Object({
   ...BaseEntity,
   ...enrollmentFields,
   name: Type.String(),
-  appData: Tags,
+  appData: TagMap,
   cost: RouterCost,
   disabled: Type.Boolean(),
   noTraversal: Type.Boolean(),

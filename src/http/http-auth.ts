@@ -20,6 +20,7 @@ export type AccessLevel = 'public' | 'partial' | 'session' | 'admin'
  */
 export const PUBLIC_ROUTES: ReadonlySet<string> = new Set([
   'POST /authenticate',
+  'GET /',
   'GET /version',
   'GET /enumerated-capabilities',
   'GET /specs',

@@ -22,9 +22,6 @@ export interface ListParams {
   roleSemantic?: string
 }
 
-/** Every stored entity's filterable fields, to which each resource adds its own. */
-export const BASE_SYMBOLS = { id: 'string', createdAt: 'datetime', updatedAt: 'datetime', tags: 'map', isSystem: 'boolean' } as const
-
 export interface ListSpec<T> {
   symbols: SymbolTable
   /** Fields an index can serve, most selective first; the candidates callback receives the hint it may use. */

@@ -4,7 +4,37 @@
  */
 import type { TSchema } from '@sinclair/typebox'
 import { ApiErrorBody, CreatedData, Empty, Envelope, ListEnvelope } from '../../schemas/common.ts'
-import { API_PREFIX, type ApiName, type RouteDef } from './http-route.ts'
+import { API_PREFIX, type ApiName, type HttpMethod, type RouteDef } from './http-route.ts'
+
+/** An operation edgeplane serves that the official edge-api spec of its API does not describe. */
+export interface SpecExtension {
+  api: ApiName
+  method: HttpMethod
+  /** Swagger path template below the API prefix (`/identities/{id}`). */
+  path: string
+  why: string
+}
+
+/** What edgeplane serves beyond the official edge-api specs. */
+export interface SpecExtensions {
+  /** Operations the official spec of their API does not have. */
+  operations: readonly SpecExtension[]
+  /** Query parameters every list takes, whether or not the official spec names them for that list. */
+  listQuery: { names: readonly string[]; why: string }
+}
+
+/**
+ * Everything edgeplane adds to the official specs: the only list of it. The API tests' spec checker accepts answers
+ * of these operations (and fails any other operation missing from the official spec), and a test checks that the
+ * served spec describes nothing beyond the official one but these.
+ */
+export const EDGEPLANE_EXTENSIONS: SpecExtensions = {
+  operations: [],
+  listQuery: {
+    names: ['limit', 'offset', 'filter', 'sort'],
+    why: 'the real controller reads them on every list; its spec never names sort and leaves them out of most sub-lists',
+  },
+}
 
 /** TypeBox JSON Schema → swagger 2.0 schema: literal unions become enums, `| null` becomes x-nullable. */
 export function toSwaggerSchema(s: unknown): unknown {

@@ -1,4 +1,5 @@
-// Management /api-sessions: list, get, delete (admin only). Tokens are never listed (seed "API session").
+// Management /api-sessions: list, get, delete (admin only) (seed "API session"). Only a token's hash is stored: the
+// caller's own session shows the token it presented, every other one "" (README differences).
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { Value } from '@sinclair/typebox/value'
 import { ApiSessionDetail } from '../../schemas/api-session.ts'
@@ -17,16 +18,30 @@ afterAll(async () => {
 })
 
 describe('/api-sessions', () => {
-  it('lists sessions with their identity, never their token', async () => {
-    await srv.login('session-user', 'pass-word-1', 'client')
+  it('lists sessions with their identity; another session\'s token is "" and never its hash', async () => {
+    const token = await srv.login('session-user', 'pass-word-1', 'client')
     const res = await srv.mgmt.get(`/api-sessions?filter=${encodeURIComponent(`identityId = "${userId}"`)}`)
     expectStatus(res, 200)
     expect(res.body.data.length).toBe(1)
     const s = res.body.data[0]
     expect(Value.Check(ApiSessionDetail, s)).toBe(true)
     expect(s.identity.name).toBe('session-user')
-    expect(s.token).toBeUndefined()
+    expect(s.token).toBe('')
+    expect(res.text).not.toContain(token)
     expect(res.text).not.toContain('tokenHash')
+  })
+
+  it('shows the caller its own token: in its row of the list, its detail and /current-api-session', async () => {
+    const token = await srv.login(ADMIN.username, ADMIN.password)
+    const admin = srv.as(token, 'management')
+    const own = await admin.get('/current-api-session')
+    expectStatus(own, 200)
+    expect(own.body.data.token).toBe(token)
+    const rows = (await admin.get('/api-sessions?limit=-1')).body.data as { id: string; token: string }[]
+    expect(rows.find((r) => r.id === own.body.data.id)?.token).toBe(token)
+    expect(rows.filter((r) => r.id !== own.body.data.id).every((r) => r.token === '')).toBe(true)
+    expect((await admin.get(`/api-sessions/${own.body.data.id}`)).body.data.token).toBe(token)
+    expect((await srv.mgmt.get(`/api-sessions/${own.body.data.id}`)).body.data.token).toBe('')
   })
 
   it('gets one session by id and 404 for an unknown id', async () => {

@@ -148,6 +148,8 @@ describe('sessions', () => {
     expect(claims).toMatchObject({ sub: ids.web, jti: s.id, aud: ['openziti'], z_st: 'Dial', z_t: 's', z_iid: alice.id })
     expect(s.edgeRouters.map((r: { name: string }) => r.name)).toEqual(['er1'])
     expect(s.edgeRouters[0].urls).toEqual({})
+    // a router created without appData shows {} (clients generated from older specs reject a null map)
+    expect(s.edgeRouters[0].appData).toEqual({})
     sessionId = s.id
     const again = await alice.client.post('/sessions', { serviceId: ids.web })
     expect(again.body.data.id).toBe(sessionId)

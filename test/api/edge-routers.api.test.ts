@@ -22,9 +22,19 @@ describe('POST /edge-routers', () => {
     const d = (await srv.mgmt.get(`/edge-routers/${id}`)).body.data
     expect([...Value.Errors(EdgeRouterDetail, d)]).toEqual([])
     expect(d).toMatchObject({ name: 'er-a', roleAttributes: ['eu'], cost: 7, appData: { k: 'v' }, isOnline: false, isVerified: false })
-    expect(d).toMatchObject({ isTunnelerEnabled: false, disabled: false, noTraversal: false, fingerprint: null })
+    expect(d).toMatchObject({ isTunnelerEnabled: false, disabled: false, noTraversal: false })
+    // not enrolled: no certificate, so no fingerprint ("", never null: a plain string in the spec)
+    expect(d.fingerprint).toBe('')
     expect(d).toMatchObject({ enrollmentToken: null, enrollmentJwt: null, enrollmentCreatedAt: null, enrollmentExpiresAt: null })
     expectError(await srv.mgmt.get(`/identities/${id}`), 404, 'NOT_FOUND')
+  })
+
+  it('shows appData as {} when none was given, or null was (older clients reject a null map)', async () => {
+    const id = await create('/edge-routers', { name: 'er-no-app-data' })
+    expect((await srv.mgmt.get(`/edge-routers/${id}`)).body.data.appData).toEqual({})
+    expectStatus(await srv.mgmt.patch(`/edge-routers/${id}`, { appData: null }), 200)
+    expect((await srv.mgmt.get(`/edge-routers/${id}`)).body.data.appData).toEqual({})
+    await srv.mgmt.del(`/edge-routers/${id}`)
   })
 
   const bad: [string, Record<string, unknown>, string][] = [

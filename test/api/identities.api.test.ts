@@ -46,6 +46,17 @@ describe('POST /identities', () => {
     expect(Date.parse(d.createdAt)).toBe(srv.clock.now())
   })
 
+  it('shows appData as {} when none or null was given, in the detail, the list and /current-identity', async () => {
+    const id = await createIdentity({ name: 'no-app-data', appData: null })
+    expect((await srv.mgmt.get(`/identities/${id}`)).body.data.appData).toEqual({})
+    const row = (await srv.mgmt.get(`/identities?filter=${encodeURIComponent(`id = "${id}"`)}`)).body.data[0]
+    expect(row.appData).toEqual({})
+    await srv.mgmt.post('/authenticators', { identityId: id, method: 'updb', username: 'no-app-data', password: 'no-app-data-1' })
+    const own = await srv.as(await srv.login('no-app-data', 'no-app-data-1', 'client'), 'client').get('/current-identity')
+    expectStatus(own, 200)
+    expect(own.body.data.appData).toEqual({})
+  })
+
   it('rejects a duplicate name with 400 COULD_NOT_VALIDATE on field name', async () => {
     await createIdentity({ name: 'dup-name' })
     const res = await srv.mgmt.post('/identities', { name: 'dup-name', type: 'User', isAdmin: false })

@@ -19,7 +19,7 @@ describe('/routers', () => {
     const id = await create('/routers', { name: 'r-a', cost: 9, noTraversal: true })
     const d = (await srv.mgmt.get(`/routers/${id}`)).body.data
     expect([...Value.Errors(RouterDetail, d)]).toEqual([])
-    expect(d).toMatchObject({ name: 'r-a', cost: 9, noTraversal: true, disabled: false, isOnline: false, isVerified: false, fingerprint: null })
+    expect(d).toMatchObject({ name: 'r-a', cost: 9, noTraversal: true, disabled: false, isOnline: false, isVerified: false, fingerprint: '' })
     expectError(await srv.mgmt.get(`/edge-routers/${id}`), 404, 'NOT_FOUND')
   })
 

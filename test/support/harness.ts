@@ -1,12 +1,14 @@
 /**
  * The API test harness: starts the real server (startServer) on port 0 with a temporary data directory, real TLS and
- * a FakeClock, and gives typed HTTPS clients for both APIs. One server per test file.
+ * a FakeClock, and gives typed HTTPS clients for both APIs. One server per test file. Every JSON answer any of its
+ * clients receives is checked against the official spec (spec-check.ts); a violation fails the request's test.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { FakeClock } from '../../src/lib/clock.ts'
 import { startServer, type RunningServer, type ServerOptions } from '../../src/server.ts'
+import { checkAnswer, specCheckTally } from './spec-check.ts'
 
 export const ADMIN = { username: 'admin', password: 'admin-pass-1' } as const
 
@@ -23,6 +25,12 @@ export interface RequestOptions {
   headers?: Record<string, string>
   session?: string | null
   tls?: { cert?: string; key?: string }
+  /**
+   * The one escape from the spec check that every answer goes through (test/support/spec-check.ts): the reason this
+   * request deliberately sends or expects something outside the official spec. Every use is counted and printed at
+   * the end of the run.
+   */
+  offSpec?: string
 }
 
 export interface ApiClient {
@@ -97,6 +105,11 @@ export async function startTestServer(opts: Partial<ServerOptions> = {}): Promis
         parsed = text ? JSON.parse(text) : undefined
       } catch {
         parsed = undefined
+      }
+      if (o.offSpec !== undefined) specCheckTally.recordOffSpec(o.offSpec)
+      else {
+        checkAnswer({ method, url: prefix + path, status: res.status, contentType: res.headers.get('content-type'), text, body: parsed })
+        specCheckTally.recordChecked()
       }
       return { status: res.status, headers: res.headers, body: parsed, text }
     }) as ApiClient

@@ -1,12 +1,31 @@
-/** API session records → wire details (the token is shown only in the authenticate answer). */
+/**
+ * API session records → wire details. Only the SHA-256 of a session's token is stored, so `token` (required by the
+ * spec) is known only for the caller's own session, from the authenticate answer or the `zt-session` it presented;
+ * any other session shows "" (a README difference).
+ */
 import type { ApiSession } from '../../domain/session/session-types.ts'
 import type { Identity } from '../../domain/identity/identity-types.ts'
 import { selfLink } from '../http-envelope.ts'
 import type { AuthQuery } from '../../flows/authenticate/auth-api-session.ts'
-import { iso, toEntityRef } from './identity-mapper.ts'
+import { BASE_SYMBOLS, iso, toEntityRef } from './common-mapper.ts'
 
-export function toApiSessionDetail(s: ApiSession, identity: Identity | undefined, token?: string, authQueries: readonly AuthQuery[] = []) {
-  const out: Record<string, unknown> = {
+/** The fields the filter language knows on API sessions (see toApiSessionRow). */
+export const API_SESSION_SYMBOLS = {
+  ...BASE_SYMBOLS,
+  identity: 'string',
+  identityId: 'string',
+  authenticatorId: 'string',
+  ipAddress: 'string',
+  lastActivityAt: 'datetime',
+} as const
+
+/** The token an answer may show for `s`: the one the caller presented when `s` is the caller's own session, else "". */
+export function visibleToken(s: ApiSession, caller: { session: ApiSession; request: Request }): string {
+  return s.id === caller.session.id ? (caller.request.headers.get('zt-session') ?? '') : ''
+}
+
+export function toApiSessionDetail(s: ApiSession, identity: Identity | undefined, token: string, authQueries: readonly AuthQuery[] = []) {
+  return {
     id: s.id,
     createdAt: iso(s.createdAt),
     updatedAt: iso(s.updatedAt),
@@ -23,16 +42,15 @@ export function toApiSessionDetail(s: ApiSession, identity: Identity | undefined
     isCertExtendable: s.isCertExtendable,
     lastActivityAt: iso(s.lastActivityAt),
     cachedLastActivityAt: iso(s.lastActivityAt),
+    token,
   }
-  if (token !== undefined) out.token = token
-  return out
 }
 
 export function toCurrentApiSessionDetail(
   s: ApiSession,
   identity: Identity | undefined,
   timeoutMs: number,
-  token?: string,
+  token: string,
   authQueries: readonly AuthQuery[] = [],
 ) {
   return {

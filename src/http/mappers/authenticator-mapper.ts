@@ -1,7 +1,17 @@
 /** Authenticator records → wire details. Password hashes never leave this layer. */
 import type { Authenticator, Identity } from '../../domain/identity/identity-types.ts'
 import { selfLink } from '../http-envelope.ts'
-import { iso, toEntityRef } from './identity-mapper.ts'
+import { BASE_SYMBOLS, iso, toEntityRef } from './common-mapper.ts'
+
+/** The fields the filter language knows on authenticators (see toAuthenticatorRow). */
+export const AUTHENTICATOR_SYMBOLS = {
+  ...BASE_SYMBOLS,
+  method: 'string',
+  identity: 'string',
+  identityId: 'string',
+  username: 'string',
+  fingerprint: 'string',
+} as const
 
 export function toAuthenticatorDetail(a: Authenticator, identity: Identity | undefined) {
   const out: Record<string, unknown> = {
@@ -31,6 +41,7 @@ export function toAuthenticatorRow(a: Authenticator): Record<string, unknown> {
     tags: a.tags ?? {},
     isSystem: false,
     method: a.method,
+    identity: a.identityId,
     identityId: a.identityId,
     username: a.username ?? null,
     fingerprint: a.fingerprint ?? null,

@@ -6,7 +6,7 @@
 import type { Permission } from '../../domain/policy/policy-reads.ts'
 import type { Config, ConfigType, Router, Service } from '../../domain/policy/policy-types.ts'
 import { selfLink } from '../http-envelope.ts'
-import { iso } from './identity-mapper.ts'
+import { iso } from './common-mapper.ts'
 
 /** What the config selection needs from the policy graph. */
 export interface ConfigLookups {
@@ -110,7 +110,7 @@ export function toClientEdgeRouterProps(r: Router) {
     cost: r.cost,
     disabled: r.disabled,
     noTraversal: r.noTraversal,
-    appData: r.appData,
+    appData: r.appData ?? {},
     supportedProtocols: r.supportedProtocols,
     syncStatus: 'SYNC_NEW',
   }

@@ -1,7 +1,11 @@
 /** Config type, config and service-config link records → wire details and filter rows. */
 import type { Config, ConfigType } from '../../domain/policy/policy-types.ts'
 import { selfLink } from '../http-envelope.ts'
-import { iso, toEntityRef } from './identity-mapper.ts'
+import { BASE_SYMBOLS, iso, toEntityRef } from './common-mapper.ts'
+
+/** The fields the filter language knows on config types (toConfigTypeRow) and configs (toConfigRow). */
+export const CONFIG_TYPE_SYMBOLS = { ...BASE_SYMBOLS, name: 'string', schema: 'map', target: 'string' } as const
+export const CONFIG_SYMBOLS = { ...BASE_SYMBOLS, name: 'string', type: 'string' } as const
 
 export function toConfigTypeDetail(t: ConfigType) {
   return {

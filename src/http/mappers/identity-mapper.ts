@@ -2,13 +2,21 @@
 import { isDisabled, type Authenticator, type Identity } from '../../domain/identity/identity-types.ts'
 import { DEFAULT_AUTH_POLICY } from '../../domain/identity/identity-types.ts'
 import { selfLink } from '../http-envelope.ts'
+import { BASE_SYMBOLS, iso, isoOrNull, toEntityRef } from './common-mapper.ts'
 
-export const iso = (ms: number): string => new Date(ms).toISOString()
-export const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms))
+/** The fields the filter language knows on identities (see toIdentityRow). */
+export const IDENTITY_SYMBOLS = {
+  ...BASE_SYMBOLS,
+  name: 'string',
+  roleAttributes: 'set',
+  externalId: 'string',
+  type: 'string',
+  authPolicyId: 'string',
+  isAdmin: 'boolean',
+  isDefaultAdmin: 'boolean',
+} as const
 
-export function toEntityRef(entity: string, id: string, name: string) {
-  return { _links: selfLink(entity, id), entity, id, name }
-}
+export const IDENTITY_TYPE_SYMBOLS = { ...BASE_SYMBOLS, name: 'string' } as const
 
 export interface IdentityViewContext {
   authenticators: Iterable<Authenticator>
@@ -58,7 +66,7 @@ export function toIdentityDetail(i: Identity, ctx: IdentityViewContext) {
     authPolicyId: i.authPolicyId,
     authPolicy: toEntityRef('auth-policies', i.authPolicyId, i.authPolicyId === DEFAULT_AUTH_POLICY.id ? DEFAULT_AUTH_POLICY.name : i.authPolicyId),
     externalId: i.externalId,
-    appData: i.appData,
+    appData: i.appData ?? {},
     disabled: isDisabled(i, ctx.now),
     disabledAt: isoOrNull(i.disabledAt),
     disabledUntil: isoOrNull(i.disabledUntil),

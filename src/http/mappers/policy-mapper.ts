@@ -5,7 +5,15 @@
  */
 import type { EdgeRouterPolicy, EntityKind, ServiceEdgeRouterPolicy, ServicePolicy, Stored } from '../../domain/policy/policy-types.ts'
 import { selfLink } from '../http-envelope.ts'
-import { iso } from './identity-mapper.ts'
+import { BASE_SYMBOLS, iso } from './common-mapper.ts'
+
+const POLICY_SYMBOLS = { ...BASE_SYMBOLS, name: 'string', semantic: 'string' } as const
+/** The fields the filter language knows on each policy kind (see the row functions below). */
+export const SERVICE_POLICY_SYMBOLS = {
+  ...POLICY_SYMBOLS, type: 'string', identityRoles: 'set', serviceRoles: 'set', postureCheckRoles: 'set', identities: 'set', services: 'set',
+} as const
+export const EDGE_ROUTER_POLICY_SYMBOLS = { ...POLICY_SYMBOLS, identityRoles: 'set', edgeRouterRoles: 'set' } as const
+export const SERVICE_EDGE_ROUTER_POLICY_SYMBOLS = { ...POLICY_SYMBOLS, serviceRoles: 'set', edgeRouterRoles: 'set' } as const
 
 /** The name of an entity of `kind`, or undefined when there is none. */
 export type NameOf = (kind: EntityKind, id: string) => string | undefined

@@ -1,10 +1,15 @@
 /**
  * Router records → edge router (Management) and fabric router wire details and filter rows.
- * Routers are never connected yet: isOnline/connected are false and the enrollment fields null.
+ * Routers are never connected yet: isOnline/connected are false and the enrollment fields null. `fingerprint` is a
+ * string in the spec (required on routerDetail): "" while the router has no certificate, never null.
  */
 import type { Router } from '../../domain/policy/policy-types.ts'
 import { selfLink } from '../http-envelope.ts'
-import { iso } from './identity-mapper.ts'
+import { BASE_SYMBOLS, iso } from './common-mapper.ts'
+
+/** The fields the filter language knows on routers (see toRouterRow) and edge routers (toEdgeRouterRow). */
+export const ROUTER_SYMBOLS = { ...BASE_SYMBOLS, name: 'string', fingerprint: 'string', cost: 'number', noTraversal: 'boolean', disabled: 'boolean', connected: 'boolean' } as const
+export const EDGE_ROUTER_SYMBOLS = { ...ROUTER_SYMBOLS, roleAttributes: 'set', isVerified: 'boolean', isTunnelerEnabled: 'boolean', online: 'boolean' } as const
 
 const EDGE_SUB_LISTS = ['edge-router-policies', 'identities', 'service-edge-router-policies', 'service-policies', 'services'] as const
 
@@ -19,7 +24,7 @@ function common(r: Router) {
     disabled: r.disabled,
     noTraversal: r.noTraversal,
     isOnline: false,
-    fingerprint: r.fingerprint,
+    fingerprint: r.fingerprint ?? '',
     isVerified: r.isVerified,
     enrollmentCreatedAt: null,
     enrollmentExpiresAt: null,
@@ -37,7 +42,7 @@ export function toEdgeRouterDetail(r: Router) {
   return {
     ...common(r),
     _links: links,
-    appData: r.appData,
+    appData: r.appData ?? {},
     hostname: r.hostname,
     supportedProtocols: r.supportedProtocols,
     syncStatus: 'SYNC_NEW',

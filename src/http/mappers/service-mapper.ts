@@ -1,7 +1,10 @@
 /** Service records → Management wire details and filter rows. */
 import type { Service } from '../../domain/policy/policy-types.ts'
 import { selfLink } from '../http-envelope.ts'
-import { iso } from './identity-mapper.ts'
+import { BASE_SYMBOLS, iso } from './common-mapper.ts'
+
+/** The fields the filter language knows on services (see toServiceRow). */
+export const SERVICE_SYMBOLS = { ...BASE_SYMBOLS, name: 'string', terminatorStrategy: 'string', roleAttributes: 'set', isFabricOnly: 'boolean', configs: 'set' } as const
 
 export interface ServiceViewContext {
   /** The caller's permissions; `["Invalid"]` when it has none (the Management API's placeholder). */

@@ -1,7 +1,12 @@
 /** Terminator records → wire details (service and router as entity refs) and filter rows. */
 import type { Terminator } from '../../domain/policy/policy-types.ts'
 import { selfLink } from '../http-envelope.ts'
-import { iso, toEntityRef } from './identity-mapper.ts'
+import { BASE_SYMBOLS, iso, toEntityRef } from './common-mapper.ts'
+
+/** The fields the filter language knows on terminators (see toTerminatorRow). */
+export const TERMINATOR_SYMBOLS = {
+  ...BASE_SYMBOLS, service: 'string', router: 'string', binding: 'string', address: 'string', identity: 'string', cost: 'number', precedence: 'string', hostId: 'string',
+} as const
 
 export function toTerminatorDetail(t: Terminator, names: { service: string; router: string }) {
   return {

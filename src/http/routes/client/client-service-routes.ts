@@ -8,16 +8,15 @@ import type { Router, Service } from '../../../domain/policy/policy-types.ts'
 import type { SessionTokens } from '../../../flows/sessions/session-token.ts'
 import { ApiError } from '../../../errors/api-error.ts'
 import type { Clock } from '../../../lib/clock.ts'
-import { ListQuery, RoleListQuery } from '../../../../schemas/common.ts'
+import { ListQuery, ServiceListQuery } from '../../../../schemas/common.ts'
 import { recordsOf } from '../../../domain/query/index.ts'
 import { listOfJson, ok, okJson, type JsonBody } from '../../http-envelope.ts'
 import { listPage, respondList, selectPage } from '../../http-list.ts'
-import { EDGE_ROUTER_SYMBOLS, SERVICE_SYMBOLS, TERMINATOR_SYMBOLS } from '../management/crud-routes.ts'
 import { route, type RouteCtx, type RouteDef } from '../../http-route.ts'
-import { iso } from '../../mappers/identity-mapper.ts'
-import { toServiceRow } from '../../mappers/service-mapper.ts'
-import { toEdgeRouterRow } from '../../mappers/router-mapper.ts'
-import { toTerminatorDetail, toTerminatorRow } from '../../mappers/terminator-mapper.ts'
+import { iso } from '../../mappers/common-mapper.ts'
+import { SERVICE_SYMBOLS, toServiceRow } from '../../mappers/service-mapper.ts'
+import { EDGE_ROUTER_SYMBOLS, toEdgeRouterRow } from '../../mappers/router-mapper.ts'
+import { TERMINATOR_SYMBOLS, toTerminatorDetail, toTerminatorRow } from '../../mappers/terminator-mapper.ts'
 import {
   postureQueries,
   selectConfigTypes,
@@ -85,7 +84,7 @@ export function clientServiceRoutes(deps: ClientServiceDeps): RouteDef[] {
   return [
     route({
       method: 'GET', path: '/services', apis: ['client'], access: 'session', tag: 'Service',
-      summary: 'List the services the caller may Dial or Bind', query: RoleListQuery,
+      summary: 'List the services the caller may Dial or Bind', query: ServiceListQuery,
       handle: (ctx) => {
         const identityId = ctx.auth.identity.id
         const ids = deps.reads.servicesOfIdentity(identityId)

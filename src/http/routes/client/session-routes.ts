@@ -15,26 +15,16 @@ import { newCuid } from '../../../lib/ids.ts'
 import { ListQuery } from '../../../../schemas/common.ts'
 import { SessionCreate, SessionDetail } from '../../../../schemas/session.ts'
 import { json, ok, okEmpty } from '../../http-envelope.ts'
-import { BASE_SYMBOLS, respondList } from '../../http-list.ts'
+import { respondList } from '../../http-list.ts'
 import { route, type RouteCtx, type RouteDef } from '../../http-route.ts'
-import { iso, toEntityRef } from '../../mappers/identity-mapper.ts'
+import { iso, toEntityRef } from '../../mappers/common-mapper.ts'
+import { SESSION_SYMBOLS, toSessionRow } from '../../mappers/session-mapper.ts'
 import { selfLink } from '../../http-envelope.ts'
 import { toClientEdgeRouterProps } from '../../mappers/client-service-mapper.ts'
 import { changeOf } from '../route-change.ts'
 
 /** At most this many edge routers are handed out with a session (as the real controller). */
 const MAX_SESSION_ROUTERS = 25
-
-export const SESSION_SYMBOLS = {
-  ...BASE_SYMBOLS,
-  apiSession: 'string',
-  apiSessionId: 'string',
-  identity: 'string',
-  identityId: 'string',
-  service: 'string',
-  serviceId: 'string',
-  type: 'string',
-} as const
 
 export interface SessionRouteDeps {
   graph: PolicyGraphActor
@@ -43,21 +33,6 @@ export interface SessionRouteDeps {
   tokens: SessionTokens
   clock: Clock
 }
-
-const toRow = (s: ServiceSession): Record<string, unknown> => ({
-  id: s.id,
-  createdAt: s.createdAt,
-  updatedAt: s.updatedAt,
-  tags: s.tags ?? {},
-  isSystem: false,
-  apiSession: s.apiSessionId,
-  apiSessionId: s.apiSessionId,
-  identity: s.identityId,
-  identityId: s.identityId,
-  service: s.serviceId,
-  serviceId: s.serviceId,
-  type: s.type,
-})
 
 export function sessionRoutes(deps: SessionRouteDeps): RouteDef[] {
   const usableRouters = (identityId: string, serviceId: string): Router[] => {
@@ -96,7 +71,7 @@ export function sessionRoutes(deps: SessionRouteDeps): RouteDef[] {
         const all = deps.sessions.snapshot().serviceSessionsById()
         return own ? all.filter((s) => s.identityId === ctx.auth.identity.id) : all
       },
-      toRow,
+      toRow: toSessionRow,
       toView: view,
     })
   const find = (ctx: RouteCtx<unknown, unknown>, own: boolean): ServiceSession => {

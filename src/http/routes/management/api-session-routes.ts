@@ -1,4 +1,4 @@
-/** Management API: every API session (list, get, delete). Admin only. Tokens are never shown here. */
+/** Management API: every API session (list, get, delete). Admin only. Only the caller's own session shows its token. */
 import type { IdentityActor } from '../../../actors/identity/identity-actor.ts'
 import type { SessionRegistryActor } from '../../../actors/session-registry/session-registry-actor.ts'
 import type { ApiSession } from '../../../domain/session/session-types.ts'
@@ -6,23 +6,16 @@ import { ApiError } from '../../../errors/api-error.ts'
 import { ListQuery } from '../../../../schemas/common.ts'
 import { ApiSessionDetail } from '../../../../schemas/api-session.ts'
 import { ok, okEmpty } from '../../http-envelope.ts'
-import { BASE_SYMBOLS, respondList } from '../../http-list.ts'
-import { route, type RouteDef } from '../../http-route.ts'
-import { toApiSessionDetail, toApiSessionRow } from '../../mappers/api-session-mapper.ts'
+import { respondList } from '../../http-list.ts'
+import { route, type RouteCtx, type RouteDef } from '../../http-route.ts'
+import { API_SESSION_SYMBOLS, toApiSessionDetail, toApiSessionRow, visibleToken } from '../../mappers/api-session-mapper.ts'
 import { changeOf } from '../route-change.ts'
 
 const ROUTES = { list: '/api-sessions', item: '/api-sessions/:id' } as const
-const API_SESSION_SYMBOLS = {
-  ...BASE_SYMBOLS,
-  identity: 'string',
-  identityId: 'string',
-  authenticatorId: 'string',
-  ipAddress: 'string',
-  lastActivityAt: 'datetime',
-} as const
 
 export function apiSessionRoutes(deps: { identities: IdentityActor; sessions: SessionRegistryActor }): RouteDef[] {
-  const view = (s: ApiSession) => toApiSessionDetail(s, deps.identities.snapshot().identity(s.identityId))
+  const view = (ctx: RouteCtx) => (s: ApiSession) =>
+    toApiSessionDetail(s, deps.identities.snapshot().identity(s.identityId), visibleToken(s, { session: ctx.auth.session, request: ctx.request }))
   return [
     route({
       method: 'GET', path: ROUTES.list, apis: ['management'], access: 'admin', tag: 'API Session', summary: 'List API sessions',
@@ -38,7 +31,7 @@ export function apiSessionRoutes(deps: { identities: IdentityActor; sessions: Se
             return hint.values.flatMap((v) => s.sessionsOf(v))
           },
           toRow: toApiSessionRow,
-          toView: view,
+          toView: view(ctx as RouteCtx),
         }),
     }),
     route({
@@ -47,7 +40,7 @@ export function apiSessionRoutes(deps: { identities: IdentityActor; sessions: Se
       handle: (ctx) => {
         const s = deps.sessions.snapshot().byId.get(ctx.params.id)
         if (!s) throw ApiError.notFound()
-        return ok(view(s))
+        return ok(view(ctx as RouteCtx)(s))
       },
     }),
     route({

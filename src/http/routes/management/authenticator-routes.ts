@@ -6,21 +6,13 @@ import { createUpdbAuthenticator } from '../../../flows/authenticate/auth-updb-a
 import { ListQuery } from '../../../../schemas/common.ts'
 import { AuthenticatorCreate, AuthenticatorDetail, AuthenticatorPatch, AuthenticatorUpdate } from '../../../../schemas/authenticator.ts'
 import { created, ok, okEmpty } from '../../http-envelope.ts'
-import { BASE_SYMBOLS, respondList } from '../../http-list.ts'
+import { respondList } from '../../http-list.ts'
 import { route, type RouteDef } from '../../http-route.ts'
-import { toAuthenticatorDetail, toAuthenticatorRow } from '../../mappers/authenticator-mapper.ts'
+import { AUTHENTICATOR_SYMBOLS, toAuthenticatorDetail, toAuthenticatorRow } from '../../mappers/authenticator-mapper.ts'
 import { changeOf } from '../route-change.ts'
 import { updbChangeRoutes } from '../shared/updb-change-routes.ts'
 
 const ROUTES = { list: '/authenticators', item: '/authenticators/:id' } as const
-
-export const AUTHENTICATOR_SYMBOLS = {
-  ...BASE_SYMBOLS,
-  method: 'string',
-  identityId: 'string',
-  username: 'string',
-  fingerprint: 'string',
-} as const
 
 export function authenticatorRoutes(deps: { identities: IdentityActor }): RouteDef[] {
   const find = (id: string): Authenticator => {
@@ -37,15 +29,19 @@ export function authenticatorRoutes(deps: { identities: IdentityActor }): RouteD
         const s = deps.identities.snapshot()
         return respondList(ctx.query, {
           symbols: AUTHENTICATOR_SYMBOLS,
-          indexed: ['id', 'username'],
+          indexed: ['id', 'identity', 'identityId', 'username'],
           candidates: (hint) => {
             if (!hint) return s.authenticators.values()
-            const out: Authenticator[] = []
+            const out = new Map<string, Authenticator>()
             for (const v of hint.values) {
+              if (hint.field === 'identity' || hint.field === 'identityId') {
+                for (const a of s.authenticatorsOf(v)) out.set(a.id, a)
+                continue
+              }
               const a = hint.field === 'id' ? s.authenticators.get(v) : s.updbByUsername(v)
-              if (a) out.push(a)
+              if (a) out.set(a.id, a)
             }
-            return out
+            return out.values()
           },
           toRow: toAuthenticatorRow,
           toView: view,

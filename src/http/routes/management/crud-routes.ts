@@ -25,11 +25,14 @@ import { ApiError } from '../../../errors/api-error.ts'
 import type { Clock } from '../../../lib/clock.ts'
 import { ListQuery, RoleListQuery } from '../../../../schemas/common.ts'
 import { created, ok, okEmpty } from '../../http-envelope.ts'
-import { BASE_SYMBOLS, respondList, type ListSpec } from '../../http-list.ts'
+import { respondList, type ListSpec } from '../../http-list.ts'
 import { route, type RouteCtx, type RouteDef } from '../../http-route.ts'
 import { configMap, selectConfigTypes, type ConfigLookups } from '../../mappers/client-service-mapper.ts'
-import { toConfigDetail, toConfigRow, toConfigTypeDetail, toConfigTypeRow } from '../../mappers/config-mapper.ts'
+import { CONFIG_SYMBOLS, CONFIG_TYPE_SYMBOLS, toConfigDetail, toConfigRow, toConfigTypeDetail, toConfigTypeRow } from '../../mappers/config-mapper.ts'
 import {
+  EDGE_ROUTER_POLICY_SYMBOLS,
+  SERVICE_EDGE_ROUTER_POLICY_SYMBOLS,
+  SERVICE_POLICY_SYMBOLS,
   toEdgeRouterPolicyDetail,
   toEdgeRouterPolicyRow,
   toServiceEdgeRouterPolicyDetail,
@@ -38,9 +41,9 @@ import {
   toServicePolicyRow,
   type NameOf,
 } from '../../mappers/policy-mapper.ts'
-import { toEdgeRouterDetail, toEdgeRouterRow, toRouterDetail, toRouterRow } from '../../mappers/router-mapper.ts'
-import { toServiceDetail, toServiceRow } from '../../mappers/service-mapper.ts'
-import { toTerminatorDetail, toTerminatorRow } from '../../mappers/terminator-mapper.ts'
+import { EDGE_ROUTER_SYMBOLS, ROUTER_SYMBOLS, toEdgeRouterDetail, toEdgeRouterRow, toRouterDetail, toRouterRow } from '../../mappers/router-mapper.ts'
+import { SERVICE_SYMBOLS, toServiceDetail, toServiceRow } from '../../mappers/service-mapper.ts'
+import { TERMINATOR_SYMBOLS, toTerminatorDetail, toTerminatorRow } from '../../mappers/terminator-mapper.ts'
 import { changeOf } from '../route-change.ts'
 export { identityListing } from './identity-routes.ts'
 
@@ -115,13 +118,15 @@ export function subListRoute<T>(def: {
   summary: string
   response: TSchema
   parent(id: string): unknown
+  /** The query schema when the list takes more than ListQuery (ListQuery's members and more). */
+  query?: typeof ListQuery
   /** Ids in ascending order. */
   ids(parentId: string, ctx: RouteCtx<unknown, Record<string, string | undefined>>): readonly string[]
   listing(ctx: RouteCtx): Listing<T>
 }): RouteDef {
   return route({
     method: 'GET', path: def.path, apis: ['management'], access: 'admin', tag: def.tag, summary: def.summary,
-    query: ListQuery, response: def.response,
+    query: def.query ?? ListQuery, response: def.response,
     handle: (ctx) => {
       if (def.parent(ctx.params.id) === undefined) throw ApiError.notFound()
       const listing = def.listing(ctx as RouteCtx)
@@ -165,6 +170,10 @@ export interface CrudDef<T, C extends TSchema, U extends TSchema, P extends TSch
   noun: string
   /** Lists that honour roleFilter/roleSemantic. */
   roleFilter?: boolean
+  /** The list's query schema when it takes more than ListQuery, or RoleListQuery with roleFilter (their members and more). */
+  listQuery?: typeof RoleListQuery
+  /** PUT, PATCH and DELETE of an item are on the Client API too (the client spec has them), with the same admin rule. */
+  clientWrites?: boolean
   detail: TSchema
   listing(ctx: RouteCtx): Listing<T>
   bodies: { create: C; put: U; patch: P }
@@ -175,6 +184,7 @@ export interface CrudDef<T, C extends TSchema, U extends TSchema, P extends TSch
 
 export function crudRoutes<T, C extends TSchema, U extends TSchema, P extends TSchema>(def: CrudDef<T, C, U, P>): RouteDef[] {
   const common = { apis: ['management'] as const, access: 'admin' as const, tag: def.tag }
+  const writes = { ...common, apis: def.clientWrites ? (['management', 'client'] as const) : common.apis }
   const update = (replace: boolean) => async (ctx: RouteCtx<Static<U> | Static<P>>) => {
     await def.update(ctx, replace)
     return okEmpty()
@@ -182,7 +192,7 @@ export function crudRoutes<T, C extends TSchema, U extends TSchema, P extends TS
   return [
     route({
       ...common, method: 'GET', path: def.routes.list, summary: `List ${def.noun}s`,
-      query: def.roleFilter ? RoleListQuery : ListQuery, response: def.detail,
+      query: def.listQuery ?? (def.roleFilter ? RoleListQuery : ListQuery), response: def.detail,
       handle: (ctx) => {
         const listing = def.listing(ctx as RouteCtx)
         return respondList(ctx.query, def.roleFilter ? listing : { ...listing, roleOf: undefined })
@@ -199,10 +209,10 @@ export function crudRoutes<T, C extends TSchema, U extends TSchema, P extends TS
         return ok(listing.toView(found(listing.get(ctx.params.id))))
       },
     }),
-    route({ ...common, method: 'PUT', path: def.routes.item, summary: `Update all fields of a ${def.noun}`, body: def.bodies.put, handle: update(true) }),
-    route({ ...common, method: 'PATCH', path: def.routes.item, summary: `Update the given fields of a ${def.noun}`, body: def.bodies.patch, handle: update(false) }),
+    route({ ...writes, method: 'PUT', path: def.routes.item, summary: `Update all fields of a ${def.noun}`, body: def.bodies.put, handle: update(true) }),
+    route({ ...writes, method: 'PATCH', path: def.routes.item, summary: `Update the given fields of a ${def.noun}`, body: def.bodies.patch, handle: update(false) }),
     route({
-      ...common, method: 'DELETE', path: def.routes.item, summary: `Delete a ${def.noun}`,
+      ...writes, method: 'DELETE', path: def.routes.item, summary: `Delete a ${def.noun}`,
       handle: async (ctx) => {
         await def.remove(ctx as RouteCtx)
         return okEmpty()
@@ -211,13 +221,6 @@ export function crudRoutes<T, C extends TSchema, U extends TSchema, P extends TS
   ]
 }
 
-export const SERVICE_SYMBOLS = { ...BASE_SYMBOLS, name: 'string', terminatorStrategy: 'string', roleAttributes: 'set', isFabricOnly: 'boolean', configs: 'set' } as const
-export const ROUTER_SYMBOLS = { ...BASE_SYMBOLS, name: 'string', fingerprint: 'string', cost: 'number', noTraversal: 'boolean', disabled: 'boolean', connected: 'boolean' } as const
-export const EDGE_ROUTER_SYMBOLS = { ...ROUTER_SYMBOLS, roleAttributes: 'set', isVerified: 'boolean', isTunnelerEnabled: 'boolean', online: 'boolean' } as const
-export const TERMINATOR_SYMBOLS = {
-  ...BASE_SYMBOLS, service: 'string', router: 'string', binding: 'string', address: 'string', identity: 'string', cost: 'number', precedence: 'string', hostId: 'string',
-} as const
-const POLICY_SYMBOLS = { ...BASE_SYMBOLS, name: 'string', semantic: 'string' } as const
 const NAMED = ['id', 'name'] as const
 const ROLED = ['id', 'name', 'roleAttributes'] as const
 
@@ -264,14 +267,13 @@ export function routerListing(deps: GraphRouteDeps): Listing<Router> {
 }
 
 export function configTypeListing(deps: GraphRouteDeps): Listing<ConfigType> {
-  const symbols = { ...BASE_SYMBOLS, name: 'string', schema: 'map', target: 'string' } as const
-  return tableListing(deps.graph.snapshot().configTypes, { symbols, indexed: NAMED, toRow: toConfigTypeRow, toView: toConfigTypeDetail })
+  return tableListing(deps.graph.snapshot().configTypes, { symbols: CONFIG_TYPE_SYMBOLS, indexed: NAMED, toRow: toConfigTypeRow, toView: toConfigTypeDetail })
 }
 
 export function configListing(deps: GraphRouteDeps): Listing<Config> {
   const g = deps.graph.snapshot()
   return tableListing(g.configs, {
-    symbols: { ...BASE_SYMBOLS, name: 'string', type: 'string' },
+    symbols: CONFIG_SYMBOLS,
     indexed: NAMED,
     toRow: toConfigRow,
     toView: (c) => toConfigDetail(c, g.configTypes.get(c.configTypeId)?.name ?? c.configTypeId),
@@ -292,7 +294,7 @@ export function terminatorListing(deps: GraphRouteDeps): Listing<Terminator> {
 export function servicePolicyListing(deps: GraphRouteDeps): Listing<ServicePolicy> {
   const names = nameOf(deps)
   return tableListing(deps.graph.snapshot().servicePolicies, {
-    symbols: { ...POLICY_SYMBOLS, type: 'string', identityRoles: 'set', serviceRoles: 'set', postureCheckRoles: 'set', identities: 'set', services: 'set' },
+    symbols: SERVICE_POLICY_SYMBOLS,
     indexed: NAMED,
     toRow: (p) => toServicePolicyRow(p, (kind) => deps.reads.membersOf(p.id, kind)),
     toView: (p) => toServicePolicyDetail(p, names),
@@ -301,15 +303,13 @@ export function servicePolicyListing(deps: GraphRouteDeps): Listing<ServicePolic
 
 export function edgeRouterPolicyListing(deps: GraphRouteDeps): Listing<EdgeRouterPolicy> {
   const names = nameOf(deps)
-  const symbols = { ...POLICY_SYMBOLS, identityRoles: 'set', edgeRouterRoles: 'set' } as const
-  return tableListing(deps.graph.snapshot().edgeRouterPolicies, { symbols, indexed: NAMED, toRow: toEdgeRouterPolicyRow, toView: (p) => toEdgeRouterPolicyDetail(p, names) })
+  return tableListing(deps.graph.snapshot().edgeRouterPolicies, { symbols: EDGE_ROUTER_POLICY_SYMBOLS, indexed: NAMED, toRow: toEdgeRouterPolicyRow, toView: (p) => toEdgeRouterPolicyDetail(p, names) })
 }
 
 export function serviceEdgeRouterPolicyListing(deps: GraphRouteDeps): Listing<ServiceEdgeRouterPolicy> {
   const names = nameOf(deps)
-  const symbols = { ...POLICY_SYMBOLS, serviceRoles: 'set', edgeRouterRoles: 'set' } as const
   return tableListing(deps.graph.snapshot().serviceEdgeRouterPolicies, {
-    symbols,
+    symbols: SERVICE_EDGE_ROUTER_POLICY_SYMBOLS,
     indexed: NAMED,
     toRow: toServiceEdgeRouterPolicyRow,
     toView: (p) => toServiceEdgeRouterPolicyDetail(p, names),

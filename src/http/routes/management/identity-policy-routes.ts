@@ -3,6 +3,7 @@
  * policy index), its service config overrides, and the policy advice for one service.
  */
 import { Type } from '@sinclair/typebox'
+import { PolicyTypeListQuery } from '../../../../schemas/common.ts'
 import { ServiceConfigDetail, ServiceConfigsAssignList } from '../../../../schemas/config.ts'
 import { EdgeRouterPolicyDetail, ServicePolicyDetail } from '../../../../schemas/policy.ts'
 import { PolicyAdvice } from '../../../../schemas/policy-advice.ts'
@@ -11,7 +12,7 @@ import { ServiceDetail } from '../../../../schemas/service.ts'
 import { ok, okEmpty } from '../../http-envelope.ts'
 import { route, type RouteDef } from '../../http-route.ts'
 import { toServiceConfigDetail } from '../../mappers/config-mapper.ts'
-import { toEntityRef } from '../../mappers/identity-mapper.ts'
+import { toEntityRef } from '../../mappers/common-mapper.ts'
 import { changeOf } from '../route-change.ts'
 import {
   edgeRouterListing,
@@ -42,7 +43,7 @@ export function identityPolicyRoutes(deps: GraphRouteDeps): RouteDef[] {
   const sub = { tag: 'Identity', parent: identity }
   return [
     subListRoute({
-      ...sub, path: ROUTES.services, summary: 'List the services an identity may dial or bind', response: ServiceDetail,
+      ...sub, path: ROUTES.services, summary: 'List the services an identity may dial or bind', response: ServiceDetail, query: PolicyTypeListQuery,
       ids: (id, ctx) => havingPermission(deps.reads.servicesOfIdentity(id), ctx.query.policyType, (s) => deps.reads.permissionsOf(id, s)),
       listing: (ctx) => serviceListing(deps, ctx),
     }),

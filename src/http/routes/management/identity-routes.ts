@@ -9,11 +9,10 @@ import { ListQuery, RoleListQuery } from '../../../../schemas/common.ts'
 import { IdentityCreate, IdentityDetail, IdentityPatch, IdentityTypeDetail, IdentityUpdate } from '../../../../schemas/identity.ts'
 import { AuthenticatorDetail } from '../../../../schemas/authenticator.ts'
 import { created, ok, okEmpty } from '../../http-envelope.ts'
-import { BASE_SYMBOLS, respondList, type ListSpec } from '../../http-list.ts'
+import { respondList, type ListSpec } from '../../http-list.ts'
 import { route, type RouteCtx, type RouteDef } from '../../http-route.ts'
-import { toIdentityDetail, toIdentityRow, toIdentityTypeDetail } from '../../mappers/identity-mapper.ts'
-import { toAuthenticatorDetail, toAuthenticatorRow } from '../../mappers/authenticator-mapper.ts'
-import { AUTHENTICATOR_SYMBOLS } from './authenticator-routes.ts'
+import { IDENTITY_SYMBOLS, IDENTITY_TYPE_SYMBOLS, toIdentityDetail, toIdentityRow, toIdentityTypeDetail } from '../../mappers/identity-mapper.ts'
+import { AUTHENTICATOR_SYMBOLS, toAuthenticatorDetail, toAuthenticatorRow } from '../../mappers/authenticator-mapper.ts'
 import { changeOf } from '../route-change.ts'
 import { createIdentity } from '../../../flows/identity/identity-create.ts'
 import type { EnrollmentMethodRegistry } from '../../../flows/enroll/enroll-method.ts'
@@ -24,17 +23,6 @@ const ROUTES = {
   authenticators: '/identities/:id/authenticators',
   types: '/identity-types',
   type: '/identity-types/:id',
-} as const
-
-export const IDENTITY_SYMBOLS = {
-  ...BASE_SYMBOLS,
-  name: 'string',
-  roleAttributes: 'set',
-  externalId: 'string',
-  type: 'string',
-  authPolicyId: 'string',
-  isAdmin: 'boolean',
-  isDefaultAdmin: 'boolean',
 } as const
 
 /** Identities as the Management API lists them: this list and every sub-list of identities (policies, routers). */
@@ -166,7 +154,7 @@ export function identityRoutes(deps: IdentityRouteDeps): RouteDef[] {
       query: ListQuery, response: IdentityTypeDetail,
       handle: (ctx) =>
         respondList(ctx.query, {
-          symbols: { ...BASE_SYMBOLS, name: 'string' },
+          symbols: IDENTITY_TYPE_SYMBOLS,
           presortedById: true,
           candidates: () => [...IDENTITY_TYPES].sort(),
           toRow: (id) => ({ id, name: id, createdAt: deps.startedAt, updatedAt: deps.startedAt, tags: {}, isSystem: true }),

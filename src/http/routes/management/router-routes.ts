@@ -1,6 +1,7 @@
 /**
  * Management API: routers, the fabric view. Lists every router, edge ones included; creating one makes a fabric-only
  * router. Writes touch only the fabric fields, so an edge router keeps its edge fields when changed here.
+ * `/transit-routers`, the real controller's older name, still in the spec, serves the same operations.
  */
 import type { RouterFields } from '../../../actors/policy-graph/policy-graph-messages.ts'
 import { RouterCreate, RouterDetail, RouterPatch, RouterUpdate } from '../../../../schemas/router.ts'
@@ -10,14 +11,15 @@ import { crudRoutes, presentFields, routerListing, type GraphRouteDeps } from '.
 import { createRouter, deleteRouter, updateRouter } from '../../../flows/routers/router-identity.ts'
 
 const ROUTES = { list: '/routers', item: '/routers/:id' } as const
+const TRANSIT_ROUTES = { list: '/transit-routers', item: '/transit-routers/:id' } as const
 
 const FIELDS = ['name', 'cost', 'noTraversal', 'disabled', 'tags'] as const
 /** What a put resets the absent fabric fields to. */
 const FABRIC_DEFAULTS: RouterFields = { cost: 0, noTraversal: false, disabled: false, tags: {} }
 
 export function routerRoutes(deps: GraphRouteDeps): RouteDef[] {
-  return crudRoutes({
-    tag: 'Router', routes: ROUTES, entity: 'routers', noun: 'router', detail: RouterDetail,
+  return [ROUTES, TRANSIT_ROUTES].flatMap((routes) => crudRoutes({
+    tag: 'Router', routes, entity: 'routers', noun: routes === ROUTES ? 'router' : 'router (older path)', detail: RouterDetail,
     listing: () => routerListing(deps),
     bodies: { create: RouterCreate, put: RouterUpdate, patch: RouterPatch },
     create: (ctx) => createRouter(deps, presentFields<RouterFields>(ctx.body, FIELDS), false, changeOf(ctx)),
@@ -28,5 +30,5 @@ export function routerRoutes(deps: GraphRouteDeps): RouteDef[] {
       await updateRouter(deps, ctx.params.id, input, false, changeOf(ctx))
     },
     remove: (ctx) => deleteRouter(deps, ctx.params.id, changeOf(ctx)),
-  })
+  }))
 }

@@ -5,7 +5,7 @@ import { BaseEntity } from '../../../../schemas/common.ts'
 import { IdentityDetail } from '../../../../schemas/identity.ts'
 import { ServicePolicyCreate, ServicePolicyDetail, ServicePolicyPatch, ServicePolicyUpdate } from '../../../../schemas/policy.ts'
 import { ServiceDetail } from '../../../../schemas/service.ts'
-import { BASE_SYMBOLS } from '../../http-list.ts'
+import { BASE_SYMBOLS } from '../../mappers/common-mapper.ts'
 import type { RouteDef } from '../../http-route.ts'
 import {
   crudRoutes,

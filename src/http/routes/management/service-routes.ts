@@ -1,8 +1,10 @@
 /**
  * Management API: services (CRUD; the view carries the caller's permissions) and their sub-lists: configs, identities
- * and edge routers that may use it (from the policy index), the policies selecting it, its terminators.
+ * and edge routers that may use it (from the policy index), the policies selecting it, its terminators. Updating and
+ * deleting a service is on the Client API too, for admins, as the official client spec has it.
  */
 import type { ServiceFields } from '../../../actors/policy-graph/policy-graph-messages.ts'
+import { PolicyTypeListQuery, ServiceListQuery } from '../../../../schemas/common.ts'
 import { ConfigDetail } from '../../../../schemas/config.ts'
 import { IdentityDetail } from '../../../../schemas/identity.ts'
 import { ServiceEdgeRouterPolicyDetail, ServicePolicyDetail } from '../../../../schemas/policy.ts'
@@ -53,7 +55,7 @@ export function serviceRoutes(deps: GraphRouteDeps): RouteDef[] {
   const sub = { tag: 'Service', parent: service }
   return [
     ...crudRoutes({
-      tag: 'Service', routes: ROUTES, entity: 'services', noun: 'service', detail: ServiceDetail, roleFilter: true,
+      tag: 'Service', routes: ROUTES, entity: 'services', noun: 'service', detail: ServiceDetail, roleFilter: true, clientWrites: true, listQuery: ServiceListQuery,
       listing: (ctx) => serviceListing(deps, ctx),
       bodies: { create: ServiceCreate, put: ServiceUpdate, patch: ServicePatch },
       ...graphWrites(deps, 'service', (body) => presentFields<ServiceFields>(body, UPDATE_FIELDS)),
@@ -65,7 +67,7 @@ export function serviceRoutes(deps: GraphRouteDeps): RouteDef[] {
       listing: () => configListing(deps),
     }),
     subListRoute({
-      ...sub, path: ROUTES.identities, summary: 'List the identities that may dial or bind a service', response: IdentityDetail,
+      ...sub, path: ROUTES.identities, summary: 'List the identities that may dial or bind a service', response: IdentityDetail, query: PolicyTypeListQuery,
       ids: (id, ctx) => havingPermission(deps.reads.identitiesOfService(id), ctx.query.policyType, (i) => deps.reads.permissionsOf(i, id)),
       listing: () => identityListing(deps),
     }),

@@ -12,7 +12,7 @@ import { CurrentApiSessionDetail } from '../../../../schemas/api-session.ts'
 import { ok, okEmpty } from '../../http-envelope.ts'
 import { route, type RouteDef } from '../../http-route.ts'
 import { peerOf } from '../../peer-cert.ts'
-import { toCurrentApiSessionDetail } from '../../mappers/api-session-mapper.ts'
+import { toCurrentApiSessionDetail, visibleToken } from '../../mappers/api-session-mapper.ts'
 import { changeOf } from '../route-change.ts'
 
 export interface AuthenticateRouteDeps {
@@ -49,7 +49,7 @@ export function authenticateRoutes(deps: AuthenticateRouteDeps): RouteDef[] {
       summary: 'The caller\'s API session', response: CurrentApiSessionDetail,
       handle: (ctx) => {
         const { session, identity } = ctx.auth
-        return ok(toCurrentApiSessionDetail(session, identity, deps.timeoutMs, undefined, pendingAuthQueries(session, identity)))
+        return ok(toCurrentApiSessionDetail(session, identity, deps.timeoutMs, visibleToken(session, { session, request: ctx.request }), pendingAuthQueries(session, identity)))
       },
     }),
     route({

@@ -11,8 +11,7 @@ import { ok } from '../../http-envelope.ts'
 import { respondList } from '../../http-list.ts'
 import { route, type RouteCtx, type RouteDef } from '../../http-route.ts'
 import { toIdentityDetail } from '../../mappers/identity-mapper.ts'
-import { toAuthenticatorDetail, toAuthenticatorRow } from '../../mappers/authenticator-mapper.ts'
-import { AUTHENTICATOR_SYMBOLS } from '../management/authenticator-routes.ts'
+import { AUTHENTICATOR_SYMBOLS, toAuthenticatorDetail, toAuthenticatorRow } from '../../mappers/authenticator-mapper.ts'
 import { updbChangeRoutes } from './updb-change-routes.ts'
 
 export function currentIdentityRoutes(deps: { identities: IdentityActor; sessions: SessionRegistryActor; clock: Clock }): RouteDef[] {

@@ -1,8 +1,8 @@
 /** Both APIs: version information, capabilities, and the served API specs (generated from the route records). */
 import { Type } from '@sinclair/typebox'
 import { ApiError } from '../../../errors/api-error.ts'
-import { ListQuery } from '../../../../schemas/common.ts'
-import { json, list, ok, selfLink } from '../../http-envelope.ts'
+import { ListQuery, StringEnum } from '../../../../schemas/common.ts'
+import { list, ok, selfLink } from '../../http-envelope.ts'
 import { buildSwagger } from '../../http-openapi.ts'
 import { API_PREFIX, route, type ApiName, type RouteDef } from '../../http-route.ts'
 
@@ -16,6 +16,21 @@ export interface VersionInfo {
 }
 
 const SPEC_IDS: Record<string, ApiName> = { 'edge-client': 'client', 'edge-management': 'management' }
+
+/**
+ * The capabilities of the specs' `capabilities` enum. The real controller also lists OIDC_AUTH_WITH_CSR, which
+ * clients generated from the spec reject (a README difference); edgeplane advertises none of them.
+ */
+const CAPABILITIES = ['OIDC_AUTH', 'HA_CONTROLLER'] as const
+
+const VersionDetail = Type.Object({
+  version: Type.String(),
+  revision: Type.String(),
+  buildDate: Type.String(),
+  runtimeVersion: Type.String(),
+  apiVersions: Type.Record(Type.String(), Type.Record(Type.String(), Type.Object({ path: Type.String(), apiBaseUrls: Type.Array(Type.String()) }))),
+  capabilities: Type.Array(Type.String()),
+})
 
 export function versionDocument(v: VersionInfo) {
   const base = v.baseUrl()
@@ -51,16 +66,15 @@ export function versionRoutes(v: VersionInfo, allRoutes: () => readonly RouteDef
     _links: { ...selfLink('specs', id), spec: { href: `./specs/${id}/spec` } },
   })
   const both: ApiName[] = ['client', 'management']
+  const version = { apis: both, access: 'public', tag: 'Informational', response: VersionDetail, handle: () => ok(versionDocument(v)) } as const
   return [
-    route({
-      method: 'GET', path: '/version', apis: both, access: 'public', tag: 'Informational', summary: 'Version information',
-      response: Type.Object({ version: Type.String(), revision: Type.String(), buildDate: Type.String(), runtimeVersion: Type.String(), capabilities: Type.Array(Type.String()) }),
-      handle: () => ok(versionDocument(v)),
-    }),
+    route({ ...version, method: 'GET', path: '/version', summary: 'Version information' }),
+    // The real controller answers the version document at each API's root too (the specs' listRoot).
+    route({ ...version, method: 'GET', path: '/', summary: 'Version information, at the root of the API' }),
     route({
       method: 'GET', path: '/enumerated-capabilities', apis: both, access: 'public', tag: 'Informational',
-      summary: 'Every capability a controller may advertise in /version', response: Type.Array(Type.String()),
-      handle: () => ok(['OIDC_AUTH', 'HA_CONTROLLER', 'OIDC_AUTH_WITH_CSR']),
+      summary: 'Every capability a controller may advertise in /version', response: Type.Array(StringEnum(CAPABILITIES)),
+      handle: () => ok(CAPABILITIES),
     }),
     route({
       method: 'GET', path: '/specs', apis: both, access: 'public', tag: 'Informational', summary: 'List the API specs', query: ListQuery,
@@ -77,11 +91,12 @@ export function versionRoutes(v: VersionInfo, allRoutes: () => readonly RouteDef
       },
     }),
     route({
-      method: 'GET', path: '/specs/:id/spec', apis: both, access: 'public', tag: 'Informational', summary: 'The swagger 2.0 document of an API (no envelope)',
+      method: 'GET', path: '/specs/:id/spec', apis: both, access: 'public', tag: 'Informational',
+      summary: 'The swagger 2.0 document of an API, as JSON text in `data` (the specs\' detailSpecBody)', response: Type.String(),
       handle: (ctx) => {
         const api = SPEC_IDS[ctx.params.id]
         if (!api) throw ApiError.notFound()
-        return new Response(specOf(api), { status: 200, headers: { 'content-type': 'application/json' } })
+        return ok(specOf(api))
       },
     }),
   ]
