@@ -6,7 +6,7 @@
  * - a method opens no session: `auth-api-session.ts` does that, the same way after every method
  * - a method name the registry does not know is 400 INVALID_AUTH_METHOD, whether the wire knows it or not
  */
-import { ApiError } from '../../errors/api-error.ts'
+import { modulesByMethod, moduleOrRefuse } from '../flow-modules.ts'
 import type { Authenticator, EnvInfo, Identity, SdkInfo } from '../../domain/identity/identity-types.ts'
 
 /** What the TLS layer knows about the caller (the listener's peer info satisfies it). */
@@ -57,17 +57,9 @@ export interface AuthMethodRegistry {
 
 /** A registry of `methods`. @throws TypeError when two modules claim the same wire name (a wiring bug). */
 export function createAuthMethodRegistry(methods: readonly AuthMethod[]): AuthMethodRegistry {
-  const byName = new Map<string, AuthMethod>()
-  for (const m of methods) {
-    if (byName.has(m.method)) throw new TypeError(`authentication method '${m.method}' is registered twice`)
-    byName.set(m.method, m)
-  }
+  const byName = modulesByMethod('authentication', methods)
   return {
-    resolve(method) {
-      const m = byName.get(method)
-      if (!m) throw ApiError.withMessage('INVALID_AUTH_METHOD', `authentication method '${method}' is not enabled on this controller`)
-      return m
-    },
+    resolve: (method) => moduleOrRefuse(byName, 'authentication', method, 'INVALID_AUTH_METHOD'),
     names: () => [...byName.keys()],
   }
 }

@@ -11,6 +11,7 @@
  */
 import { ApiError } from '../../errors/api-error.ts'
 import type { AuthPeer } from '../authenticate/auth-method.ts'
+import { modulesByMethod, moduleOrRefuse } from '../flow-modules.ts'
 
 /** One enrollment an admin asked for: `{ott: true}`, `{ottca: '<caId>'}`, `{updb: '<username>'}`. */
 export interface EnrollmentRequest {
@@ -87,17 +88,9 @@ export function requestedEnrollments(enrollment: { ott?: boolean; ottca?: string
 
 /** A registry of `methods`. @throws TypeError when two modules claim the same name (a wiring bug). */
 export function createEnrollmentMethodRegistry(methods: readonly EnrollmentMethod[]): EnrollmentMethodRegistry {
-  const byName = new Map<string, EnrollmentMethod>()
-  for (const m of methods) {
-    if (byName.has(m.method)) throw new TypeError(`enrollment method '${m.method}' is registered twice`)
-    byName.set(m.method, m)
-  }
+  const byName = modulesByMethod('enrollment', methods)
   return {
-    resolve(method) {
-      const m = byName.get(method)
-      if (!m) throw ApiError.withMessage('INVALID_ENROLL_METHOD', `enrollment method '${method}' is not enabled on this controller`)
-      return m
-    },
+    resolve: (method) => moduleOrRefuse(byName, 'enrollment', method, 'INVALID_ENROLL_METHOD'),
     plan(requests, given) {
       return requests.map((request) => {
         const m = byName.get(request.method)
