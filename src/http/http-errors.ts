@@ -56,6 +56,32 @@ interface TypeBoxErrorLike {
   message?: string
   value?: unknown
   type?: number
+  schema?: unknown
+}
+
+/** What one schema accepts, in a few words: `a string`, `null`, `"Dial"`, `an object of strings`. */
+function describeSchema(schema: unknown): string {
+  const s = (schema ?? {}) as { type?: unknown; const?: unknown; anyOf?: unknown; patternProperties?: Record<string, unknown> }
+  if (s.const !== undefined) return JSON.stringify(s.const)
+  if (Array.isArray(s.anyOf)) return s.anyOf.map(describeSchema).join(' or ')
+  switch (s.type) {
+    case 'null':
+      return 'null'
+    case 'string':
+    case 'boolean':
+      return `a ${s.type}`
+    case 'number':
+    case 'integer':
+      return s.type === 'integer' ? 'an integer' : 'a number'
+    case 'array':
+      return 'an array'
+    case 'object': {
+      const values = s.patternProperties ? Object.values(s.patternProperties)[0] : undefined
+      return values ? `an object of ${describeSchema(values).replace(/\ba |\ban /g, '')} values` : 'an object'
+    }
+    default:
+      return 'a valid value'
+  }
 }
 
 /** Turns a framework validation failure (TypeBox errors) into COULD_NOT_VALIDATE with the first field as cause. */
@@ -66,6 +92,7 @@ export function validationToApiError(where: string, errors: TypeBoxErrorLike[]):
   let reason: string
   const msg = first?.message ?? 'is invalid'
   if (msg.startsWith('Expected required property')) reason = `${field} in ${where} is required`
+  else if (Array.isArray((first?.schema as { anyOf?: unknown } | undefined)?.anyOf)) reason = `${field} in ${where}: expected ${describeSchema(first.schema)}`
   else reason = `${field} in ${where}: ${msg.charAt(0).toLowerCase()}${msg.slice(1)}`
   return ApiError.invalidField(field, reason, first?.value ?? '')
 }

@@ -1,5 +1,7 @@
 // The error renderer: envelope shape, causes, the message table, and that our own bugs never leak their message.
 import { describe, expect, it } from 'bun:test'
+import { Type } from '@sinclair/typebox'
+import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { ApiError } from '../../../src/errors/api-error.ts'
 import { API_ERRORS } from '../../../src/errors/error-codes.ts'
 import { renderApiError, renderThrown, validationToApiError } from '../../../src/http/http-errors.ts'
@@ -68,5 +70,20 @@ describe('validationToApiError', () => {
     ])
     expect(e.code).toBe('COULD_NOT_VALIDATE')
     expect(e.apiCause).toMatchObject({ kind: 'field', field: 'name', reason: 'name in body is required' })
+  })
+
+  it('says what a union accepts instead of "expected union value"', () => {
+    const cases = [
+      [Type.Union([Type.String(), Type.Null()]), { toString: 'x' }, 'expected a string or null'],
+      [Type.Union([Type.Literal('Dial'), Type.Literal('Bind')]), 'Both', 'expected "Dial" or "Bind"'],
+      [Type.Union([Type.Record(Type.String(), Type.Union([Type.Null(), Type.String(), Type.Boolean()])), Type.Null()]), { a: 1 }, 'expected an object of null or string or boolean values or null'],
+      [Type.Union([Type.Array(Type.String()), Type.Null()]), 'x', 'expected an array or null'],
+      [Type.Union([Type.Integer(), Type.Number(), Type.Boolean()]), 'x', 'expected an integer or a number or a boolean'],
+    ] as const
+    for (const [schema, value, expected] of cases) {
+      const errors = [...TypeCompiler.Compile(Type.Object({ f: schema })).Errors({ f: value })]
+      const e = validationToApiError('body', errors)
+      expect(e.apiCause).toMatchObject({ kind: 'field', field: 'f', reason: `f in body: ${expected}`, value })
+    }
   })
 })
