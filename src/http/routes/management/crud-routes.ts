@@ -7,7 +7,7 @@ import type { Static, TSchema } from '@sinclair/typebox'
 import type { IdentityActor } from '../../../actors/identity/identity-actor.ts'
 import type { PolicyGraphActor } from '../../../actors/policy-graph/policy-graph-actor.ts'
 import type { PolicyGraphMsg } from '../../../actors/policy-graph/policy-graph-messages.ts'
-import type { ReadTable } from '../../../domain/policy/graph-reads.ts'
+import type { ReadTable } from '../../../lib/entity-table.ts'
 import type { SessionRegistryActor } from '../../../actors/session-registry/session-registry-actor.ts'
 import type { PolicyReads } from '../../../domain/policy/policy-reads.ts'
 import type {
