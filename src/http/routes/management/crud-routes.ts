@@ -225,7 +225,7 @@ const NAMED = ['id', 'name'] as const
 const ROLED = ['id', 'name', 'roleAttributes'] as const
 
 /** The listing of a graph table: id order, index hints on the `indexed` fields, lookups by id. */
-function tableListing<T extends { id: string }>(table: ReadTable<T>, spec: Omit<Listing<T>, 'get' | 'candidates' | 'presortedById'>): Listing<T> {
+export function tableListing<T extends { id: string }>(table: ReadTable<T>, spec: Omit<Listing<T>, 'get' | 'candidates' | 'presortedById'>): Listing<T> {
   return { ...spec, presortedById: true, get: (id) => table.get(id), candidates: (hint) => tableCandidates(table, hint) }
 }
 
