@@ -319,6 +319,21 @@ describe('POST /cas/:id/verify', () => {
     expectError(await srv.mgmt('POST', `/cas/${id}/verify`, { rawBody: 'x', headers: { 'content-type': 'text/plain' }, session: null }), 401, 'UNAUTHORIZED')
   })
 
+  it('reads the body as text whatever its content type: JSON is no PEM certificate', async () => {
+    const { id } = await registered()
+    expectError(await srv.mgmt.post(`/cas/${id}/verify`, { certificate: 'x' }), 400, 'COULD_NOT_PARSE_BODY')
+  })
+
+  it('is described in the served spec as consuming text/plain, as the JWT as producing application/jwt', async () => {
+    const res = await srv.mgmt.get('/specs/edge-management/spec')
+    expectStatus(res, 200)
+    const paths = JSON.parse(res.body.data).paths
+    expect(paths['/cas/{id}/verify'].post.consumes).toEqual(['text/plain'])
+    expect(paths['/cas/{id}/verify'].post.parameters).toContainEqual(expect.objectContaining({ in: 'body', schema: expect.objectContaining({ type: 'string' }) }))
+    expect(paths['/cas/{id}/jwt'].get.produces).toEqual(['application/jwt'])
+    expect(paths['/cas/{id}/jwt'].get.responses['200'].schema).toEqual({ type: 'string' })
+  })
+
   it('is not an update: PUT and PATCH leave isVerified alone', async () => {
     const { id } = await registered()
     expectStatus(await srv.mgmt.patch(`/cas/${id}`, { isVerified: true }), 200)
