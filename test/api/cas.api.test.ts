@@ -2,10 +2,14 @@
 // caCreate/caDetail/caUpdate/caPatch, /cas/{id}/jwt, /cas/{id}/verify; controller-behaviour.md §6 "CA verification"
 // and "CA enrollment JWT"). Test CAs are generated here; verification certificates are signed by them.
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { decodeProtectedHeader, importX509, jwtVerify } from 'jose'
+import { FakeClock, systemClock } from '../../src/lib/clock.ts'
 import { encodePem } from '../../src/lib/pem.ts'
 import { expectError, expectStatus, startTestServer, type ApiResponse, type TestServer } from '../support/harness.ts'
-import { makeClientCert, makeTestCa, type TestCa } from '../support/pki.ts'
+import { hasOpenssl, makeClientCert, makeTestCa, runOpenssl, type TestCa } from '../support/pki.ts'
 
 let srv: TestServer
 beforeAll(async () => {
@@ -338,5 +342,34 @@ describe('POST /cas/:id/verify', () => {
     const { id } = await registered()
     expectStatus(await srv.mgmt.patch(`/cas/${id}`, { isVerified: true }), 200)
     expect((await srv.mgmt.get(`/cas/${id}`)).body.data.isVerified).toBe(false)
+  })
+})
+
+describe('a CA made with openssl, as the README shows', () => {
+  it.skipIf(!hasOpenssl)('registers and verifies', async () => {
+    // openssl dates its certificates from the real clock: this controller's clock starts there too
+    const real = await startTestServer({ clock: new FakeClock(systemClock.now()) })
+    const dir = mkdtempSync(join(tmpdir(), 'edgeplane-openssl-ca-'))
+    try {
+      const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes']
+      const at = (f: string) => join(dir, f)
+      const ca = await runOpenssl(['req', '-x509', ...ec, '-keyout', at('ca.key'), '-out', at('ca.pem'), '-days', '365', '-subj', '/CN=openssl CA',
+        '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign'])
+      expect(ca.code).toBe(0)
+      const certPem = readFileSync(at('ca.pem'), 'utf8')
+      const id = await real.create('/cas', { name: 'openssl CA', certPem, isAuthEnabled: true, isAutoCaEnrollmentEnabled: false, isOttCaEnrollmentEnabled: true, identityRoles: [] })
+      const token = (await real.mgmt.get(`/cas/${id}`)).body.data.verificationToken
+      const csr = await runOpenssl(['req', ...ec, '-keyout', at('verify.key'), '-subj', `/CN=${token}`])
+      expect(csr.code).toBe(0)
+      const signed = await runOpenssl(['x509', '-req', '-CA', at('ca.pem'), '-CAkey', at('ca.key'), '-days', '1'], csr.stdout)
+      expect(signed.code).toBe(0)
+      // the certificate is valid from the second openssl made it; the fake clock stood still since the start
+      real.clock.advance(systemClock.now() - real.clock.now() + 1_000)
+      expectStatus(await real.mgmt('POST', `/cas/${id}/verify`, { rawBody: signed.stdout, headers: { 'content-type': 'text/plain' } }), 200)
+      expect((await real.mgmt.get(`/cas/${id}`)).body.data.isVerified).toBe(true)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+      await real.stop()
+    }
   })
 })
