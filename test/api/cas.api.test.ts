@@ -274,11 +274,14 @@ describe('GET /cas/:id/jwt', () => {
 describe('POST /cas/:id/verify', () => {
   it('verifies with a certificate the CA signed whose CN is the verification token; the CA survives a restart', async () => {
     const { id, test, view } = await registered()
+    const cacerts = (await srv.raw.get('/.well-known/est/cacerts')).text
     const proof = await makeClientCert({ issuer: test.signer, commonName: view.verificationToken, clock: srv.clock })
     expectStatus(await verify(id, proof.certPem), 200)
     const after = (await srv.mgmt.get(`/cas/${id}`)).body.data
     expect(after.isVerified).toBe(true)
     expect(after._links.verify).toBeUndefined()
+    // EST cacerts keeps serving the controller's own CAs only
+    expect((await srv.raw.get('/.well-known/est/cacerts')).text).toBe(cacerts)
     await srv.restart()
     expect((await srv.mgmt.get(`/cas/${id}`)).body.data).toMatchObject({ isVerified: true, fingerprint: test.view.fingerprintSha1 })
   })

@@ -72,9 +72,8 @@ function nextClaim(stored: ExternalIdClaim | null, given: ExternalIdClaimInput |
   if (given === null) return null
   if (given === undefined) return replace ? null : stored
   if (replace) return decideExternalIdClaim(given)
-  const merged: ExternalIdClaimInput = { ...(stored ?? {}) }
-  for (const [k, v] of Object.entries(given) as [keyof ExternalIdClaimInput, never][]) if (v !== undefined) merged[k] = v
-  return decideExternalIdClaim(merged)
+  const givenMembers = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined))
+  return decideExternalIdClaim({ ...(stored ?? {}), ...givenMembers })
 }
 
 export function verifyCa(state: CaState, msg: Msg<'ca.verify'>, tx: Tx<CaEvent>): void {
@@ -86,7 +85,7 @@ export function deleteCa(state: CaState, msg: Msg<'ca.delete'>, tx: Tx<CaEvent>)
   if (!state.cas.has(msg.id)) throw ApiError.notFound()
   const { removed, trustChanged } = state.removeCa(msg.id)
   tx.remove('cas', msg.id)
-  tx.emit({ type: 'ca.deleted', ca: removed! })
+  if (removed) tx.emit({ type: 'ca.deleted', ca: removed })
   if (trustChanged) emitTrust(state, tx)
 }
 

@@ -50,7 +50,7 @@ function toFields(b: CaInput): ThirdPartyCaFields {
 }
 
 /** CAs as the Management API lists them. */
-export function caListing(deps: Pick<CaRouteDeps, 'ca'>): Listing<ThirdPartyCa> {
+function caListing(deps: Pick<CaRouteDeps, 'ca'>): Listing<ThirdPartyCa> {
   return tableListing(deps.ca.snapshot().cas, { symbols: CA_SYMBOLS, indexed: ['id', 'name'], toRow: toCaRow, toView: toCaDetail })
 }
 
