@@ -88,8 +88,8 @@ export interface CaReplies {
 
 /**
  * Events of the CA actor, delivered before the writer's reply resolves:
- * - `ca.trustChanged`: the verified CAs changed (one verified or deleted, or a verified one's flags, roles, name
- *   format or claim changed); `verified` is the new list (ThirdPartyCaReads.verifiedCas), `trustVersion` its version.
+ * - `ca.trustChanged`: a verified CA was written (one verified, updated in any field, or deleted); `verified` is the
+ *   new list (ThirdPartyCaReads.verifiedCas), `trustVersion` its version.
  *   Certificate login and CA enrollment rebuild their trust list from it.
  * - `ca.deleted`: a CA is gone; whatever hangs on it (its certificate authenticators, ottca enrollments) goes with it
  *   in the subscriber's own aggregate.

@@ -20,8 +20,8 @@ export interface ThirdPartyCaReads {
   /** The verified CAs with `isAuthEnabled`, in id order: whose certificates may log in. */
   authTrustAnchors(): readonly ThirdPartyCa[]
   /**
-   * Grows by one on every change to the verified CAs (one verified, one deleted, a flag, role, name format or claim
-   * of one changed): a consumer that derives something from them (a TLS `ca` list) rebuilds it when this moves.
+   * Grows by one on every write to a verified CA (one verified, updated in any field, or deleted): a consumer that
+   * derives something from them (a TLS `ca` list) rebuilds it when this moves. Unverified CAs never move it.
    * The `ca.trustChanged` event announces the same moments.
    */
   readonly trustVersion: number
