@@ -33,6 +33,7 @@ import { terminatorRoutes } from './http/routes/management/terminator-routes.ts'
 import { servicePolicyRoutes } from './http/routes/management/service-policy-routes.ts'
 import { edgeRouterPolicyRoutes } from './http/routes/management/edge-router-policy-routes.ts'
 import { serviceEdgeRouterPolicyRoutes } from './http/routes/management/service-edge-router-policy-routes.ts'
+import { caRoutes } from './http/routes/management/ca-routes.ts'
 import type { IdentityEvent } from './actors/identity/identity-messages.ts'
 import { hashPassword, prepareDummyHash } from './auth/auth-password.ts'
 import { startCaActor } from './actors/ca/ca-actor.ts'
@@ -199,6 +200,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...edgeRouterPolicyRoutes(graphRouteDeps),
     ...serviceEdgeRouterPolicyRoutes(graphRouteDeps),
     ...roleAttributeRoutes({ reads }),
+    ...caRoutes({ ca, clock, issuer: () => baseUrl }),
   )
   const caCertsBody = buildCertsOnlyPkcs7([pki.intermediate.certPem, pki.root.certPem])
   const cacerts = () =>

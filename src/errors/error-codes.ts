@@ -38,6 +38,8 @@ export const API_ERRORS = {
     message: "The supplied certificate failed to validate against the CA's certificate chain",
   },
   CERTIFICATE_IS_NOT_CA: { status: 400, message: 'Leading certificate is not a CA' },
+  CA_ALREADY_VERIFIED: { status: 409, message: 'CA has already been verified' },
+  INVALID_COMMON_NAME: { status: 400, message: 'The common name of the supplied certificate is invalid' },
   INVALID_CERT_PEM: {
     status: 400,
     message: 'the supplied certificate PEM is either invalid or contains the incorrect number of certificates',

@@ -5,7 +5,8 @@
  * 1. access: the session is resolved and the route's access level enforced (401 before anything is read);
  * 2. query: parsed from the URL and checked against the route's query schema;
  * 3. body: only for routes with a body schema; JSON within the depth and size bounds of http-json.ts, members the
- *    schema does not know dropped, then checked (http-validate.ts);
+ *    schema does not know dropped, then checked (http-validate.ts); a route that consumes text/plain gets the raw
+ *    text (the listener bounds its size);
  * 4. the handler, with the request id that its error answers, its writes' change context and its log line share.
  */
 import { Elysia } from 'elysia'
@@ -108,7 +109,7 @@ export function buildApp(routes: readonly RouteDef[], deps: AppDeps): App {
   const serve = async (r: RouteDef, api: ApiName, checks: Checks, request: Request, params: Record<string, string>) => {
     const auth = r.access === 'public' ? deps.resolver.resolve(request) : deps.resolver.require(request, r.access)
     const query = checks.query(queryOf(request.url))
-    const body = r.body ? checks.body(await bodyOf(request)) : undefined
+    const body = r.body ? checks.body(r.consumes === 'text/plain' ? await request.text() : await bodyOf(request)) : undefined
     const res = await r.handle({ request, body, query, params, auth: auth as AuthContext, api, requestId: requestIdOf(request) })
     if (auth) for (const [k, v] of Object.entries(sessionHeaders(auth))) res.headers.set(k, v)
     return res

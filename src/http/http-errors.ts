@@ -57,6 +57,26 @@ interface TypeBoxErrorLike {
   value?: unknown
   type?: number
   schema?: unknown
+  /** A union's failures, one iterator per alternative, in the order of its anyOf. */
+  errors?: Iterable<TypeBoxErrorLike>[]
+}
+
+/** The first failure of a list: a missing property is reported on its own path (not the union noise TypeBox adds). */
+function firstOf(errors: readonly TypeBoxErrorLike[]): TypeBoxErrorLike | undefined {
+  return errors.find((e) => e.message?.startsWith('Expected required property')) ?? errors[0]
+}
+
+/**
+ * For a union with an object alternative (an object or null) that an object value failed, the failure inside that
+ * object (`externalIdClaim.location`), since that is what the caller got wrong; any other error as it is.
+ */
+function innermost(e: TypeBoxErrorLike): TypeBoxErrorLike {
+  const alternatives = (e.schema as { anyOf?: { type?: string; properties?: unknown }[] } | undefined)?.anyOf
+  if (!alternatives || e.value === null || typeof e.value !== 'object' || Array.isArray(e.value) || !e.errors) return e
+  const objectAt = alternatives.findIndex((a) => a.type === 'object' && a.properties !== undefined)
+  if (objectAt < 0 || !e.errors[objectAt]) return e
+  const inner = firstOf([...e.errors[objectAt]])
+  return inner ? innermost(inner) : e
 }
 
 /** What one schema accepts, in a few words: `a string`, `null`, `"Dial"`, `an object of strings`. */
@@ -86,13 +106,13 @@ function describeSchema(schema: unknown): string {
 
 /** Turns a framework validation failure (TypeBox errors) into COULD_NOT_VALIDATE with the first field as cause. */
 export function validationToApiError(where: string, errors: TypeBoxErrorLike[]): ApiError {
-  // a missing property is reported on its own path; prefer it over the union noise TypeBox adds
-  const first = errors.find((e) => e.message?.startsWith('Expected required property')) ?? errors[0]
+  const found = firstOf(errors)
+  const first = found && innermost(found)
   const field = (first?.path ?? '').replace(/^\//, '').replace(/\//g, '.') || where
   let reason: string
   const msg = first?.message ?? 'is invalid'
   if (msg.startsWith('Expected required property')) reason = `${field} in ${where} is required`
-  else if (Array.isArray((first?.schema as { anyOf?: unknown } | undefined)?.anyOf)) reason = `${field} in ${where}: expected ${describeSchema(first.schema)}`
+  else if (Array.isArray((first?.schema as { anyOf?: unknown } | undefined)?.anyOf)) reason = `${field} in ${where}: expected ${describeSchema(first?.schema)}`
   else reason = `${field} in ${where}: ${msg.charAt(0).toLowerCase()}${msg.slice(1)}`
   return ApiError.invalidField(field, reason, first?.value ?? '')
 }

@@ -90,13 +90,23 @@ export function buildSwagger(api: ApiName, routes: readonly RouteDef[], version:
     if (r.body) parameters.push({ name: 'body', in: 'body', required: true, schema: toSwaggerSchema(r.body) })
     const status = r.successStatus ?? 200
     const isList = r.method === 'GET' && !!r.query && 'limit' in (q?.properties ?? {})
-    const success = status === 201 ? Envelope(CreatedData) : r.response ? (isList ? ListEnvelope(r.response) : Envelope(r.response)) : Envelope(Empty)
+    const success = r.produces
+      ? { type: 'string' }
+      : status === 201
+        ? Envelope(CreatedData)
+        : r.response
+          ? isList
+            ? ListEnvelope(r.response)
+            : Envelope(r.response)
+          : Envelope(Empty)
     const errorResponse = { description: 'error', schema: toSwaggerSchema(ApiErrorBody) }
     paths[p] ??= {}
     paths[p][r.method.toLowerCase()] = {
       summary: r.summary,
       tags: [r.tag],
       operationId: `${r.method.toLowerCase()}${r.path.replace(/[^A-Za-z]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
+      ...(r.consumes ? { consumes: [r.consumes] } : {}),
+      ...(r.produces ? { produces: [r.produces] } : {}),
       security: r.access === 'public' ? [] : [{ ztSession: [] }],
       parameters,
       responses: {

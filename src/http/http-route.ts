@@ -35,6 +35,10 @@ export interface RouteDef {
   summary: string
   tag: string
   body?: TSchema
+  /** The body's media type when it is not JSON: a `text/plain` body reaches the handler as its raw text, empty or not. */
+  consumes?: 'text/plain'
+  /** The success answer's media type when it is not the JSON envelope (a bare string, e.g. a JWT). */
+  produces?: 'application/jwt'
   query?: TSchema
   /** Schema of `data` in the success answer, for the served spec. */
   response?: TSchema

@@ -17,6 +17,7 @@ export const SUB_DBS = {
   'edge-router-policies': 'policy-graph',
   'service-edge-router-policies': 'policy-graph',
   'service-config-overrides': 'policy-graph',
+  cas: 'ca',
 } as const
 
 /** Name of a sub-database. */

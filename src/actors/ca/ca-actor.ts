@@ -1,7 +1,8 @@
 /**
  * The CA actor: the only holder of the controller's private keys (intermediate CA, TLS server key). It issues every
  * certificate and signs every JWT; the keys live in this file's closure, never in the state `snapshot()` shows.
- * It writes no sub-database: the PKI lives in files under `<data>/pki`, loaded (or created) once at start.
+ * The PKI lives in files under `<data>/pki`, loaded (or created) once at start. It is also the sole writer of the
+ * `cas` sub-db, the third-party CAs (handlers in ca-third-party.ts), loaded at start.
  */
 import { SignJWT } from 'jose'
 import { assertNever } from '../../lib/assert-never.ts'
@@ -10,10 +11,13 @@ import { BACKDATE_MS, ensureControllerPki, type ControllerPkiOptions } from '../
 import { issueClientCertificate, issueServerCertificate, parseCertificatePem, type CaSigner } from '../../pki/pki-certs.ts'
 import { importPrivateKeyPem, publicKeyFromPrivateKey } from '../../pki/pki-keys.ts'
 import { Actor, type ActorBehavior, type ActorSystemDeps } from '../runtime/actor-runtime.ts'
-import type { CaMsg, CaReplies, CertificateRequest, IssuedCertificate, JwtKeyName } from './ca-messages.ts'
-import { CaState, type JwtVerifier } from './ca-state.ts'
+import type { ThirdPartyCa } from '../../domain/ca/ca-types.ts'
+import type { Store } from '../../store/store-env.ts'
+import type { CaEvent, CaMsg, CaReplies, CertificateRequest, IssuedCertificate, JwtKeyName } from './ca-messages.ts'
+import { CaState, type CaReads, type JwtVerifier } from './ca-state.ts'
+import { createCa, deleteCa, updateCa, verifyCa } from './ca-third-party.ts'
 
-export type CaActor = Actor<CaState, CaMsg, CaReplies>
+export type CaActor = Actor<CaState, CaMsg, CaReplies, CaEvent, CaReads>
 
 /** The private half of the CA: what the behavior signs with. */
 interface CaKeys {
@@ -30,9 +34,9 @@ export function jwtAlgorithmOf(key: CryptoKey): string {
   return 'RS256'
 }
 
-function behavior(keys: CaKeys): ActorBehavior<CaState, CaMsg, CaReplies, never> {
+function behavior(keys: CaKeys): ActorBehavior<CaState, CaMsg, CaReplies, CaEvent> {
   return {
-    owner: null,
+    owner: 'ca',
     handle(state, msg, tx) {
       switch (msg.type) {
         case 'ca.signJwt': {
@@ -43,6 +47,14 @@ function behavior(keys: CaKeys): ActorBehavior<CaState, CaMsg, CaReplies, never>
           return issue(keys.signer, state, msg.request, tx.now)
         case 'ca.tlsCredentials':
           return { ...keys.tls }
+        case 'ca.create':
+          return createCa(state, msg, tx)
+        case 'ca.update':
+          return updateCa(state, msg, tx)
+        case 'ca.verify':
+          return verifyCa(state, msg, tx)
+        case 'ca.delete':
+          return deleteCa(state, msg, tx)
         default:
           return assertNever(msg, 'CA message')
       }
@@ -63,7 +75,10 @@ async function issue(signer: CaSigner, state: CaState, r: CertificateRequest, no
   return { certPem, chainPem: certPem + state.pki.intermediate.certPem, fingerprint: view.fingerprintSha1, notAfter: view.notAfter }
 }
 
-/** Loads (or, on a new data directory, creates) the controller PKI in `dir` and starts the CA on it. */
+/**
+ * Loads (or, on a new data directory, creates) the controller PKI in `dir`, loads the third-party CAs from the store,
+ * and starts the CA on them.
+ */
 export async function startCaActor(dir: string, opts: ControllerPkiOptions, deps: ActorSystemDeps): Promise<CaActor> {
   const pki = await ensureControllerPki(dir, opts)
   const serverKey = await importPrivateKeyPem(pki.server.keyPem)
@@ -87,5 +102,10 @@ export async function startCaActor(dir: string, opts: ControllerPkiOptions, deps
     },
     verifiers,
   )
+  loadThirdPartyCas(state, deps.store)
   return new Actor('ca', state, behavior({ signer: pki.signer, jwt, tls: pki.tls }), deps)
+}
+
+function loadThirdPartyCas(state: CaState, store: Store): void {
+  for (const { value } of store.db('cas').getRange()) state.putCa(value as ThirdPartyCa)
 }

@@ -1,8 +1,15 @@
 /**
- * Messages of the CA actor: plain, cloneable data. CSRs are parsed and their signatures verified in flows/ before
- * asking (pki-csr `parseCsrPem`); the actor only signs.
+ * Messages and events of the CA actor: plain, cloneable data. CSRs are parsed and their signatures verified in
+ * flows/ before asking (pki-csr `parseCsrPem`); the actor only signs. The same actor owns the third-party CAs
+ * (`/cas`): their writes are `ca.create|update|verify|delete`.
+ *
+ * `ca.update` carries `replace`: true for PUT (absent optional fields, tags and externalIdClaim, are cleared), false
+ * for PATCH (absent fields are left as they are; a given externalIdClaim's members are laid over the stored claim).
  */
+import type { ExternalIdClaimInput } from '../../domain/ca/ca-decide.ts'
+import type { ThirdPartyCa } from '../../domain/ca/ca-types.ts'
 import type { ParsedCsr } from '../../pki/pki-csr.ts'
+import type { ChangeContext } from '../runtime/actor-runtime.ts'
 
 /**
  * The keys the CA signs JWTs with:
@@ -42,14 +49,51 @@ export interface IssuedCertificate {
   notAfter: number
 }
 
+/** The settable fields of a third-party CA; a create gives every required one (the wire schemas see to it). */
+export interface ThirdPartyCaFields {
+  name?: string
+  isAutoCaEnrollmentEnabled?: boolean
+  isOttCaEnrollmentEnabled?: boolean
+  isAuthEnabled?: boolean
+  identityRoles?: string[] | null
+  /** Empty means the default format. */
+  identityNameFormat?: string
+  /** null removes the claim. */
+  externalIdClaim?: ExternalIdClaimInput | null
+  /** null empties the map. */
+  tags?: Record<string, unknown> | null
+}
+
 export type CaMsg =
   | { type: 'ca.signJwt'; key: JwtKeyName; claims: JwtClaims }
   | { type: 'ca.issueCertificate'; request: CertificateRequest }
   /** The listener's TLS key and certificate chain, handed out at start. */
   | { type: 'ca.tlsCredentials' }
+  /** Registers a third-party CA, unverified: `certPem` must hold exactly one CA certificate not registered yet. */
+  | { type: 'ca.create'; input: ThirdPartyCaFields & { name: string; certPem: string }; change: ChangeContext }
+  | { type: 'ca.update'; id: string; input: ThirdPartyCaFields; replace: boolean; change: ChangeContext }
+  /** Marks a CA verified; the proof (a certificate it signed with its verificationToken as CN) was checked before. */
+  | { type: 'ca.verify'; id: string; change: ChangeContext }
+  | { type: 'ca.delete'; id: string; change: ChangeContext }
 
 export interface CaReplies {
   'ca.signJwt': string
   'ca.issueCertificate': IssuedCertificate
   'ca.tlsCredentials': { key: string; cert: string }
+  'ca.create': { id: string }
+  'ca.update': void
+  'ca.verify': void
+  'ca.delete': void
 }
+
+/**
+ * Events of the CA actor, delivered before the writer's reply resolves:
+ * - `ca.trustChanged`: a verified CA was written (one verified, updated in any field, or deleted); `verified` is the
+ *   new list (ThirdPartyCaReads.verifiedCas), `trustVersion` its version.
+ *   Certificate login and CA enrollment rebuild their trust list from it.
+ * - `ca.deleted`: a CA is gone; whatever hangs on it (its certificate authenticators, ottca enrollments) goes with it
+ *   in the subscriber's own aggregate.
+ */
+export type CaEvent =
+  | { type: 'ca.trustChanged'; verified: readonly ThirdPartyCa[]; trustVersion: number }
+  | { type: 'ca.deleted'; ca: ThirdPartyCa }

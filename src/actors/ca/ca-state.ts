@@ -1,7 +1,11 @@
 /**
- * What everyone may read of the controller CA: certificates, public keys, notes from loading the PKI. It holds no
- * private key: those stay inside the CA actor's behavior (ca-actor.ts), out of reach of `snapshot()`.
+ * What everyone may read of the CA actor: the controller PKI's certificates, public keys and notes from loading it,
+ * and the third-party CAs with their trust list. It holds no private key: those stay inside the CA actor's behavior
+ * (ca-actor.ts), out of reach of `snapshot()`. Only the actor's handlers call the put/remove methods.
  */
+import type { ThirdPartyCaReads } from '../../domain/ca/ca-reads.ts'
+import type { ThirdPartyCa } from '../../domain/ca/ca-types.ts'
+import { EntityTable } from '../../lib/entity-table.ts'
 import type { CertificateView } from '../../pki/pki-certs.ts'
 import type { JwtKeyName } from './ca-messages.ts'
 
@@ -34,9 +38,57 @@ export interface JwtVerifier {
   readonly kid?: string
 }
 
-export class CaState {
+/** What the CA actor's `snapshot()` answers: the controller PKI without keys, and the third-party CA reads. */
+export interface CaReads extends ThirdPartyCaReads {
+  readonly pki: PublicPki
+  readonly jwtVerifiers: Readonly<Record<JwtKeyName, JwtVerifier>>
+}
+
+export class CaState implements CaReads {
+  readonly cas = new EntityTable<ThirdPartyCa>()
+  private readonly byFingerprint = new Map<string, string>()
+  private verified: readonly ThirdPartyCa[] | null = null
+  private authAnchors: readonly ThirdPartyCa[] | null = null
+  trustVersion = 0
+
   constructor(
     readonly pki: PublicPki,
     readonly jwtVerifiers: Readonly<Record<JwtKeyName, JwtVerifier>>,
   ) {}
+
+  caByFingerprint(fingerprint: string): ThirdPartyCa | undefined {
+    const id = this.byFingerprint.get(fingerprint)
+    return id === undefined ? undefined : this.cas.get(id)
+  }
+  verifiedCas(): readonly ThirdPartyCa[] {
+    return (this.verified ??= this.cas.all().filter((c) => c.isVerified))
+  }
+  authTrustAnchors(): readonly ThirdPartyCa[] {
+    return (this.authAnchors ??= this.verifiedCas().filter((c) => c.isAuthEnabled))
+  }
+
+  /** Stores a CA; answers whether the verified CAs changed (the new or the old record is a verified one). */
+  putCa(next: ThirdPartyCa): boolean {
+    const prev = this.cas.get(next.id)
+    if (prev) this.byFingerprint.delete(prev.fingerprint)
+    this.cas.put(next)
+    this.byFingerprint.set(next.fingerprint, next.id)
+    return this.trustTouched(prev?.isVerified === true || next.isVerified)
+  }
+
+  /** Removes a CA; answers it, and whether the verified CAs changed. */
+  removeCa(id: string): { removed: ThirdPartyCa | undefined; trustChanged: boolean } {
+    const removed = this.cas.remove(id)
+    if (!removed) return { removed, trustChanged: false }
+    this.byFingerprint.delete(removed.fingerprint)
+    return { removed, trustChanged: this.trustTouched(removed.isVerified) }
+  }
+
+  private trustTouched(touched: boolean): boolean {
+    if (!touched) return false
+    this.verified = null
+    this.authAnchors = null
+    this.trustVersion++
+    return true
+  }
 }

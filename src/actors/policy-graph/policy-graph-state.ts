@@ -5,7 +5,7 @@
  * Others read it live through `actor.snapshot()`, typed as PolicyGraphReads; only the actor's handlers see this class
  * and its put/remove methods.
  */
-import type { AnyPolicy, PolicyGraphReads, PolicyRef, ReadTable } from '../../domain/policy/graph-reads.ts'
+import type { AnyPolicy, PolicyGraphReads, PolicyRef } from '../../domain/policy/graph-reads.ts'
 import { assertNever } from '../../lib/assert-never.ts'
 import { ConfigSchemaCache } from '../../domain/policy/config-schema.ts'
 import { splitRoles } from '../../domain/policy/policy-roles.ts'
@@ -24,7 +24,7 @@ import type {
   Terminator,
 } from '../../domain/policy/policy-types.ts'
 import { overrideKey } from './policy-graph-messages.ts'
-import { EntityTable, MultiIndex } from './policy-graph-table.ts'
+import { EntityTable, MultiIndex, type ReadTable } from '../../lib/entity-table.ts'
 
 export class PolicyGraphState implements PolicyGraphReads {
   /** The writable tables; the public fields below are read-only views of the same objects. */

@@ -40,7 +40,7 @@ export class Tx<E> {
 
 /** The logic of an actor: pure state plus a synchronous handler per message. */
 export interface ActorBehavior<S, M extends { type: string }, R extends Record<M['type'], unknown>, E> {
-  /** The sub-databases this actor writes (`store-catalogue.ts`); null for an actor that stores nothing (the CA). */
+  /** The sub-databases this actor writes (`store-catalogue.ts`); null for an actor that stores nothing. */
   readonly owner: SubDbOwner | null
   /** Decide (may throw, before any mutation), then apply synchronously: mutate state, stage writes, emit events. */
   handle(state: S, msg: M, tx: Tx<E>): R[M['type']] | Promise<R[M['type']]>

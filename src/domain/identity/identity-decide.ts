@@ -30,14 +30,15 @@ export function decideName(lookup: IdentityLookup, name: string, selfId?: string
   return name
 }
 
-export function decideRoleAttributes(attrs: readonly string[] | null | undefined): string[] | null {
+/** Role attributes without duplicates; `field` names them in a refusal (a CA's `identityRoles` are role attributes too). */
+export function decideRoleAttributes(attrs: readonly string[] | null | undefined, field = 'roleAttributes'): string[] | null {
   if (attrs === null || attrs === undefined) return null
   const out: string[] = []
   const seen = new Set<string>()
   for (const a of attrs) {
-    if (a === '') throw ApiError.invalidField('roleAttributes', 'role attributes may not be empty', a)
+    if (a === '') throw ApiError.invalidField(field, 'role attributes may not be empty', a)
     if (a.startsWith('#') || a.startsWith('@')) {
-      throw ApiError.invalidField('roleAttributes', "role attributes may not be prefixed with '#' or '@'", a)
+      throw ApiError.invalidField(field, "role attributes may not be prefixed with '#' or '@'", a)
     }
     if (!seen.has(a)) {
       seen.add(a)

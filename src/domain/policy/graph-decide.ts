@@ -21,6 +21,7 @@ export type StoreName =
   | 'edgeRouterPolicies'
   | 'serviceEdgeRouterPolicies'
   | 'identities'
+  | 'cas'
 
 /** A required, unique name. `idByName` answers the id holding a name; `selfId` is the entity being updated. */
 export function decideName(

@@ -19,23 +19,7 @@ import type {
   ServicePolicy,
   Terminator,
 } from './policy-types.ts'
-
-/** Read access to one kind of entity. */
-export interface ReadTable<T extends { id: string }> {
-  readonly size: number
-  get(id: string): T | undefined
-  has(id: string): boolean
-  /** Id of the entity holding this name (named kinds only). */
-  idByName(name: string): string | undefined
-  byName(name: string): T | undefined
-  /** Every record in ascending id order. */
-  all(): readonly T[]
-  values(): IterableIterator<T>
-  /** Ids of the entities carrying a role attribute (kinds with role attributes only). */
-  idsWithRole(attr: string): ReadonlySet<string>
-  /** Role attributes carried by at least one entity, sorted. */
-  roleAttributes(): readonly string[]
-}
+import type { ReadTable } from '../../lib/entity-table.ts'
 
 /** A policy of any kind, as stored. */
 export type AnyPolicy =

@@ -13,6 +13,7 @@ import type { ActorSystemDeps, ChangeContext } from '../../../src/actors/runtime
 import { startIdentityActor, type IdentityActor } from '../../../src/actors/identity/identity-actor.ts'
 import { startSessionRegistryActor, type SessionRegistryActor } from '../../../src/actors/session-registry/session-registry-actor.ts'
 import { startPolicyGraphActor, type PolicyGraphActor } from '../../../src/actors/policy-graph/policy-graph-actor.ts'
+import type { CaActor } from '../../../src/actors/ca/ca-actor.ts'
 import type { IdentityReads } from '../../../src/domain/identity/identity-reads.ts'
 import type { SessionReads } from '../../../src/domain/session/session-reads.ts'
 import type { PolicyGraphReads } from '../../../src/domain/policy/graph-reads.ts'
@@ -44,7 +45,7 @@ afterEach(async () => {
 })
 
 /** Never called: each line must fail to compile, which `bun run typecheck` checks. */
-export function mutationsTheTypesRefuse(identities: IdentityActor, sessions: SessionRegistryActor, graph: PolicyGraphActor): void {
+export function mutationsTheTypesRefuse(identities: IdentityActor, sessions: SessionRegistryActor, graph: PolicyGraphActor, ca: CaActor): void {
   const ids = identities.snapshot()
   const ss = sessions.snapshot()
   const g = graph.snapshot()
@@ -70,6 +71,15 @@ export function mutationsTheTypesRefuse(identities: IdentityActor, sessions: Ses
   g.services.get('x')!.configs.push('c')
   // @ts-expect-error config data is read-only
   g.configs.get('x')!.data = {}
+  const cas = ca.snapshot()
+  // @ts-expect-error the CA snapshot offers no mutator of the state class
+  cas.putCa(cas.cas.get('x')!)
+  // @ts-expect-error the trust list is read-only
+  cas.verifiedCas().push(cas.cas.get('x')!)
+  // @ts-expect-error the trust version moves with the actor's writes only
+  cas.trustVersion = 0
+  // @ts-expect-error third-party CA records are read-only, down to their claim
+  cas.cas.get('x')!.externalIdClaim!.index = 1
 }
 
 describe('snapshots', () => {

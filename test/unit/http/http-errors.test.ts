@@ -86,4 +86,17 @@ describe('validationToApiError', () => {
       expect(e.apiCause).toMatchObject({ kind: 'field', field: 'f', reason: `f in body: ${expected}`, value })
     }
   })
+
+  it('names the member that failed inside an object-or-null union, not the union', () => {
+    const schema = Type.Object({
+      claim: Type.Union([Type.Object({ location: Type.Union([Type.Literal('A'), Type.Literal('B'), Type.Null()]), index: Type.Integer() }), Type.Null()]),
+    })
+    const check = TypeCompiler.Compile(schema)
+    const bad = validationToApiError('body', [...check.Errors({ claim: { location: 'C', index: 1 } })])
+    expect(bad.apiCause).toMatchObject({ kind: 'field', field: 'claim.location', reason: 'claim.location in body: expected "A" or "B" or null', value: 'C' })
+    const missing = validationToApiError('body', [...check.Errors({ claim: { location: 'A' } })])
+    expect(missing.apiCause).toMatchObject({ field: 'claim.index', reason: 'claim.index in body is required' })
+    const notObject = validationToApiError('body', [...check.Errors({ claim: 'x' })])
+    expect(notObject.apiCause).toMatchObject({ field: 'claim', reason: 'claim in body: expected an object or null' })
+  })
 })

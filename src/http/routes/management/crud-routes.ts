@@ -7,7 +7,7 @@ import type { Static, TSchema } from '@sinclair/typebox'
 import type { IdentityActor } from '../../../actors/identity/identity-actor.ts'
 import type { PolicyGraphActor } from '../../../actors/policy-graph/policy-graph-actor.ts'
 import type { PolicyGraphMsg } from '../../../actors/policy-graph/policy-graph-messages.ts'
-import type { ReadTable } from '../../../domain/policy/graph-reads.ts'
+import type { ReadTable } from '../../../lib/entity-table.ts'
 import type { SessionRegistryActor } from '../../../actors/session-registry/session-registry-actor.ts'
 import type { PolicyReads } from '../../../domain/policy/policy-reads.ts'
 import type {
@@ -225,7 +225,7 @@ const NAMED = ['id', 'name'] as const
 const ROLED = ['id', 'name', 'roleAttributes'] as const
 
 /** The listing of a graph table: id order, index hints on the `indexed` fields, lookups by id. */
-function tableListing<T extends { id: string }>(table: ReadTable<T>, spec: Omit<Listing<T>, 'get' | 'candidates' | 'presortedById'>): Listing<T> {
+export function tableListing<T extends { id: string }>(table: ReadTable<T>, spec: Omit<Listing<T>, 'get' | 'candidates' | 'presortedById'>): Listing<T> {
   return { ...spec, presortedById: true, get: (id) => table.get(id), candidates: (hint) => tableCandidates(table, hint) }
 }
 

@@ -1,8 +1,25 @@
 /**
- * One kind of entity held by the policy-graph state: records by id, a unique name index (for named kinds), an
- * optional role-attribute index, and the records in id order (cached, rebuilt lazily after inserts and deletes).
+ * One kind of entity held by an actor's state (the policy graph's kinds, third-party CAs): records by id, a unique
+ * name index (for named kinds), an optional role-attribute index, and the records in id order (cached, rebuilt
+ * lazily after inserts and deletes). Readers see it as a ReadTable; only the owning actor calls put and remove.
  */
-import type { ReadTable } from '../../domain/policy/graph-reads.ts'
+
+/** Read access to one kind of entity. */
+export interface ReadTable<T extends { id: string }> {
+  readonly size: number
+  get(id: string): T | undefined
+  has(id: string): boolean
+  /** Id of the entity holding this name (named kinds only). */
+  idByName(name: string): string | undefined
+  byName(name: string): T | undefined
+  /** Every record in ascending id order. */
+  all(): readonly T[]
+  values(): IterableIterator<T>
+  /** Ids of the entities carrying a role attribute (kinds with role attributes only). */
+  idsWithRole(attr: string): ReadonlySet<string>
+  /** Role attributes carried by at least one entity, sorted. */
+  roleAttributes(): readonly string[]
+}
 
 type Named = { id: string; name?: string; roleAttributes?: readonly string[] | null }
 
