@@ -49,6 +49,7 @@ import { identityRoutes } from './http/routes/management/identity-routes.ts'
 import { authenticatorRoutes } from './http/routes/management/authenticator-routes.ts'
 import { apiSessionRoutes } from './http/routes/management/api-session-routes.ts'
 import { summaryRoutes } from './http/routes/management/summary-routes.ts'
+import { externalJwtSignerRoutes } from './http/routes/shared/external-jwt-signer-routes.ts'
 import { VERSION, BUILD_DATE, REVISION } from './version.ts'
 
 /** Request bodies larger than this are refused with 413. */
@@ -186,6 +187,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...authenticatorRoutes({ identities }),
     ...apiSessionRoutes({ identities, sessions }),
     ...summaryRoutes({ identities, sessions, graph }),
+    ...externalJwtSignerRoutes(),
     ...clientServiceRoutes({ graph, reads, tokens, clock, startedAt }),
     ...sessionRoutes({ graph, sessions, reads, tokens, clock }),
     ...identityPolicyRoutes(graphRouteDeps),

@@ -115,11 +115,11 @@ export function buildApp(routes: readonly RouteDef[], deps: AppDeps): App {
   }
 
   for (const r of routes) {
-    if ((r.access === 'public') !== isPublicRoute(r.method, r.path)) {
-      throw new TypeError(`${r.method} ${r.path}: access '${r.access}' disagrees with PUBLIC_ROUTES (http-auth.ts)`)
-    }
     const checks: Checks = { query: lazyCheck(r.query, 'query'), body: lazyCheck(r.body, 'body') }
     for (const api of r.apis) {
+      if ((r.access === 'public') !== isPublicRoute(api, r.method, r.path)) {
+        throw new TypeError(`${api} ${r.method} ${r.path}: access '${r.access}' disagrees with PUBLIC_ROUTES (http-auth.ts)`)
+      }
       const full = API_PREFIX[api] + r.path
       known.push({ re: pathMatcher(full), method: r.method })
       // the handler reads only request and params, so Elysia neither parses nor validates anything
