@@ -6,6 +6,7 @@ import { hostname as osHostname } from 'node:os'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { systemClock, type Clock } from './lib/clock.ts'
+import { defaultAdvertise, formatHostPort, type HostPort } from './config/config.ts'
 import { newCuid } from './lib/ids.ts'
 import { openStore } from './store/store-env.ts'
 import { EventBus } from './actors/runtime/event-bus.ts'
@@ -64,6 +65,10 @@ export interface ServerOptions {
   sans?: string[]
   hostname?: string
   sessionTimeoutMs?: number
+  /** The address clients reach the controller at; default: the listen address, `localhost` for a wildcard bind. */
+  advertise?: HostPort
+  /** How long a new enrollment stays redeemable (default 180 minutes). */
+  enrollmentDurationMs?: number
   clock?: Clock
   /** Where start-up notes go (the generated admin password among them). Defaults to stderr. */
   log?: (line: string) => void
@@ -77,7 +82,10 @@ export interface ServerOptions {
 }
 
 export interface RunningServer {
+  /** https://host:port of the listener (localhost for a wildcard bind). */
   url: string
+  /** https://host:port clients are told to use (enrollment JWTs, `/version`). */
+  advertisedUrl: string
   port: number
   /** The controller PKI without its keys (the CA actor holds them). */
   pki: PublicPki
@@ -112,7 +120,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       process.exit(70)
     },
   }
-  const ca = await startCaActor(join(opts.dataDir, 'pki'), { hostname: opts.hostname ?? osHostname(), extraSans: opts.sans ?? [], clock }, deps)
+  // the advertised host goes into the server certificate of a new PKI (its port is known once the listener is up)
+  const advertiseHost = (opts.advertise ?? defaultAdvertise({ host, port: 0 })).host
+  const extraSans = [...(opts.sans ?? []), ...(opts.sans?.includes(advertiseHost) ? [] : [advertiseHost])]
+  const ca = await startCaActor(join(opts.dataDir, 'pki'), { hostname: opts.hostname ?? osHostname(), extraSans, clock }, deps)
   const pki = ca.snapshot().pki
   if (pki.sansMissing.length > 0) {
     log(`note: the server certificate in ${pki.dir} does not cover ${pki.sansMissing.join(', ')}; it is kept as is`)
@@ -228,12 +239,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     handle: (req, requestId) => app.handle(req, requestId),
     log,
   })
-  const urlHost = host.includes(':') ? `[${host}]` : host
-  baseUrl = `https://${urlHost}:${listener.port}`
+  // a wildcard bind is reached locally at localhost
+  const listenUrl = `https://${formatHostPort(defaultAdvertise({ host, port: listener.port }))}`
+  baseUrl = opts.advertise ? `https://${formatHostPort(opts.advertise)}` : listenUrl
 
   let stopped = false
   return {
-    url: baseUrl,
+    url: listenUrl,
+    advertisedUrl: baseUrl,
     port: listener.port,
     pki,
     clock,
