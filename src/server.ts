@@ -6,7 +6,7 @@ import { hostname as osHostname } from 'node:os'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { systemClock, type Clock } from './lib/clock.ts'
-import { defaultAdvertise, formatHostPort, type HostPort } from './config/config.ts'
+import { DEFAULTS, defaultAdvertise, formatHostPort, type HostPort } from './config/config.ts'
 import { newCuid } from './lib/ids.ts'
 import { openStore } from './store/store-env.ts'
 import { EventBus } from './actors/runtime/event-bus.ts'
@@ -20,6 +20,8 @@ import { createAuthMethodRegistry } from './flows/authenticate/auth-method.ts'
 import { createUpdbAuthMethod } from './flows/authenticate/auth-updb.ts'
 import { reconcileRouterIdentities } from './flows/routers/router-identity.ts'
 import { createEnrollmentMethodRegistry } from './flows/enroll/enroll-method.ts'
+import { createOttEnrollMethod } from './flows/enroll/enroll-ott.ts'
+import { enrollRoutes } from './http/routes/client/enroll-routes.ts'
 import { sessionsWithoutAccess } from './domain/session/service-session-types.ts'
 import { clientServiceRoutes } from './http/routes/client/client-service-routes.ts'
 import { sessionRoutes } from './http/routes/client/session-routes.ts'
@@ -185,8 +187,17 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   }
   const tokens = createSessionTokens(ca, () => baseUrl)
   const authMethods = createAuthMethodRegistry([createUpdbAuthMethod({ identities })])
-  // the enrollment modules (ott, ottca, updb, erott, ...) arrive with the enrollment store
-  const enrollments = createEnrollmentMethodRegistry([])
+  const enrollments = createEnrollmentMethodRegistry([
+    createOttEnrollMethod({
+      identities,
+      ca,
+      clock,
+      advertisedUrl: () => baseUrl,
+      enrollmentDurationMs: opts.enrollmentDurationMs ?? DEFAULTS.enrollmentDurationMs,
+      // stable for the life of the PKI: the root CA's fingerprint
+      trustDomain: pki.root.view.fingerprintSha1,
+    }),
+  ])
   const resolver = createSessionResolver({ identities, sessions, clock, timeoutMs })
   const routes: RouteDef[] = []
   const graphRouteDeps = { graph, identities, sessions, reads, clock }
@@ -199,6 +210,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...apiSessionRoutes({ identities, sessions }),
     ...summaryRoutes({ identities, sessions, graph }),
     ...externalJwtSignerRoutes(),
+    ...enrollRoutes({ enrollments }),
     ...clientServiceRoutes({ graph, reads, tokens, clock, startedAt }),
     ...sessionRoutes({ graph, sessions, reads, tokens, clock }),
     ...identityPolicyRoutes(graphRouteDeps),

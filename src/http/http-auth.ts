@@ -23,6 +23,8 @@ export const PUBLIC_ROUTES: ReadonlySet<string> = new Set([
   'POST /authenticate',
   // an SDK reads the signers it may log in with before it has a session; the Management API's list is for admins
   'client GET /external-jwt-signers',
+  'client POST /enroll',
+  'client POST /enroll/ott',
   'GET /',
   'GET /version',
   'GET /enumerated-capabilities',

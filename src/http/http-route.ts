@@ -35,6 +35,8 @@ export interface RouteDef {
   summary: string
   tag: string
   body?: TSchema
+  /** A body sent without a content type is text, not JSON (the legacy `POST /enroll` takes a bare PEM CSR). */
+  untypedBodyIsText?: boolean
   query?: TSchema
   /** Schema of `data` in the success answer, for the served spec. */
   response?: TSchema

@@ -1,6 +1,8 @@
 /**
- * The identity actor: sole writer of the `identities` and `authenticators` sub-dbs.
- * Handlers decide with domain/identity checks, then apply synchronously.
+ * The identity actor: sole writer of the `identities`, `authenticators` and `enrollments` sub-dbs. An identity's
+ * enrollments are part of its aggregate: made in its create transaction, redeemed (enrollment removed, authenticator
+ * created) in one transaction, removed with it.
+ * Handlers decide with domain/identity and domain/enrollment checks, then apply synchronously.
  */
 import { ApiError } from '../../errors/api-error.ts'
 import { assertNever } from '../../lib/assert-never.ts'
@@ -15,6 +17,8 @@ import {
   decideUpdbUsername,
 } from '../../domain/identity/identity-decide.ts'
 import type { IdentityReads } from '../../domain/identity/identity-reads.ts'
+import { decideNewEnrollment, decideRedeemable } from '../../domain/enrollment/enrollment-decide.ts'
+import type { Enrollment } from '../../domain/enrollment/enrollment-types.ts'
 import type { Authenticator, Identity } from '../../domain/identity/identity-types.ts'
 import type { Store } from '../../store/store-env.ts'
 import { Actor, type ActorBehavior, type ActorSystemDeps, type Tx } from '../runtime/actor-runtime.ts'
@@ -48,6 +52,8 @@ const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, Ident
         tx.put('identities', next.id, next)
         return
       }
+      case 'enrollment.redeemWithCertificate':
+        return redeemWithCertificate(state, msg, tx)
       case 'authenticator.createUpdb': {
         decideNewUpdbAuthenticator(state, msg.identityId, msg.username)
         const a: Authenticator = {
@@ -99,14 +105,20 @@ function createIdentity(
   state: IdentityState,
   msg: Extract<IdentityMsg, { type: 'identity.create' }>,
   tx: Tx<IdentityEvent>,
-  id = newShortId(),
+  id = msg.id ?? newShortId(),
   isRouterIdentity = false,
 ) {
+  if (state.identity(id)) throw new TypeError(`identity id '${id}' is taken`)
   const input = msg.input
   const name = decideName(state, input.name, id)
   const roleAttributes = decideRoleAttributes(input.roleAttributes)
   const authPolicyId = decideAuthPolicyId(input.authPolicyId)
   if (msg.updb) decideUpdbUsername(state, msg.updb.username)
+  const enrollments: Enrollment[] = []
+  for (const e of msg.enrollments ?? []) {
+    decideNewEnrollment(enrollments, e.method)
+    enrollments.push({ ...e, id: newShortId(), identityId: id, createdAt: tx.now, updatedAt: tx.now })
+  }
   const identity: Identity = {
     id,
     name,
@@ -145,6 +157,10 @@ function createIdentity(
     }
     state.putAuthenticator(a)
     tx.put('authenticators', a.id, a)
+  }
+  for (const e of enrollments) {
+    state.putEnrollment(e)
+    tx.put('enrollments', e.id, e)
   }
   tx.emit({ type: 'identity.created', identity })
   return { id: identity.id }
@@ -193,9 +209,38 @@ function removeIdentity(state: IdentityState, identity: Identity, tx: Tx<Identit
     state.removeAuthenticator(a.id)
     tx.remove('authenticators', a.id)
   }
+  for (const e of [...state.enrollmentsOf(id)]) {
+    state.removeEnrollment(e.id)
+    tx.remove('enrollments', e.id)
+  }
   state.removeIdentity(id)
   tx.remove('identities', id)
   tx.emit({ type: 'identity.deleted', identity })
+}
+
+/** Consumes an enrollment and creates the cert authenticator it was redeemed for, in one transaction. */
+function redeemWithCertificate(state: IdentityState, msg: Extract<IdentityMsg, { type: 'enrollment.redeemWithCertificate' }>, tx: Tx<IdentityEvent>) {
+  const enrollment = decideRedeemable(state.enrollmentOfToken(msg.token), msg.method, tx.now)
+  if (state.certByFingerprintOf(msg.fingerprint)) {
+    // the CA issued this certificate moments ago with a random serial: a second holder is a bug, not a client's doing
+    throw new TypeError(`certificate ${msg.fingerprint} already belongs to an authenticator`)
+  }
+  const a: Authenticator = {
+    id: newShortId(),
+    identityId: enrollment.identityId,
+    method: 'cert',
+    certPem: msg.certPem,
+    fingerprint: msg.fingerprint,
+    isIssuedByNetwork: msg.isIssuedByNetwork,
+    tags: {},
+    createdAt: tx.now,
+    updatedAt: tx.now,
+  }
+  state.removeEnrollment(enrollment.id)
+  tx.remove('enrollments', enrollment.id)
+  state.putAuthenticator(a)
+  tx.put('authenticators', a.id, a)
+  return { identityId: enrollment.identityId, authenticatorId: a.id }
 }
 
 /** The identity of a tunneler-enabled edge router follows the router: created, renamed, or deleted. */
@@ -226,5 +271,6 @@ export function startIdentityActor(store: Store, deps: ActorSystemDeps, reserved
   const state = new IdentityState(reservedNameHolder)
   for (const { value } of store.db('identities').getRange()) state.putIdentity(value as Identity)
   for (const { value } of store.db('authenticators').getRange()) state.putAuthenticator(value as Authenticator)
+  for (const { value } of store.db('enrollments').getRange()) state.putEnrollment(value as Enrollment)
   return new Actor('identity', state, behavior, deps)
 }
