@@ -18,6 +18,7 @@ import { startPolicyResolver } from './actors/policy-resolver/policy-resolver.ts
 import { createSessionTokens } from './flows/sessions/session-token.ts'
 import { createAuthMethodRegistry } from './flows/authenticate/auth-method.ts'
 import { createUpdbAuthMethod } from './flows/authenticate/auth-updb.ts'
+import { createCertAuthMethod } from './flows/authenticate/auth-cert.ts'
 import { reconcileRouterIdentities } from './flows/routers/router-identity.ts'
 import { createEnrollmentMethodRegistry } from './flows/enroll/enroll-method.ts'
 import { createOttEnrollMethod } from './flows/enroll/enroll-ott.ts'
@@ -186,7 +187,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     baseUrl: () => baseUrl,
   }
   const tokens = createSessionTokens(ca, () => baseUrl)
-  const authMethods = createAuthMethodRegistry([createUpdbAuthMethod({ identities })])
+  // third-party CAs join the trust anchors when they are verified (the CA resource)
+  const controllerCas = [pki.intermediate.certPem, pki.root.certPem] as const
+  const authMethods = createAuthMethodRegistry([
+    createUpdbAuthMethod({ identities }),
+    createCertAuthMethod({ identities, clock, trustAnchors: () => controllerCas, log }),
+  ])
   const enrollments = createEnrollmentMethodRegistry([
     createOttEnrollMethod({
       identities,
