@@ -23,6 +23,7 @@ import { reconcileRouterIdentities } from './flows/routers/router-identity.ts'
 import { createEnrollmentMethodRegistry } from './flows/enroll/enroll-method.ts'
 import { createOttEnrollMethod } from './flows/enroll/enroll-ott.ts'
 import { enrollRoutes } from './http/routes/client/enroll-routes.ts'
+import { enrollmentRoutes } from './http/routes/management/enrollment-routes.ts'
 import { sessionsWithoutAccess } from './domain/session/service-session-types.ts'
 import { clientServiceRoutes } from './http/routes/client/client-service-routes.ts'
 import { sessionRoutes } from './http/routes/client/session-routes.ts'
@@ -217,6 +218,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...summaryRoutes({ identities, sessions, graph }),
     ...externalJwtSignerRoutes(),
     ...enrollRoutes({ enrollments }),
+    ...enrollmentRoutes({ identities, enrollments, clock }),
     ...clientServiceRoutes({ graph, reads, tokens, clock, startedAt }),
     ...sessionRoutes({ graph, sessions, reads, tokens, clock }),
     ...identityPolicyRoutes(graphRouteDeps),

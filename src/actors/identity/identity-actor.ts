@@ -54,6 +54,30 @@ const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, Ident
       }
       case 'enrollment.redeemWithCertificate':
         return redeemWithCertificate(state, msg, tx)
+      case 'enrollment.create': {
+        if (!state.identity(msg.identityId)) {
+          throw ApiError.invalidField('identityId', `no identity found with id '${msg.identityId}'`, msg.identityId)
+        }
+        decideNewEnrollment(state.enrollmentsOf(msg.identityId), msg.enrollment.method)
+        const e: Enrollment = { ...msg.enrollment, id: newShortId(), identityId: msg.identityId, createdAt: tx.now, updatedAt: tx.now }
+        state.putEnrollment(e)
+        tx.put('enrollments', e.id, e)
+        return { id: e.id }
+      }
+      case 'enrollment.refresh': {
+        const prev = state.enrollments.get(msg.id)
+        if (!prev) throw ApiError.notFound()
+        const next: Enrollment = { ...prev, token: msg.token, jwt: msg.jwt, expiresAt: msg.expiresAt, updatedAt: tx.now }
+        state.putEnrollment(next)
+        tx.put('enrollments', next.id, next)
+        return
+      }
+      case 'enrollment.delete': {
+        if (!state.enrollments.has(msg.id)) throw ApiError.notFound()
+        state.removeEnrollment(msg.id)
+        tx.remove('enrollments', msg.id)
+        return
+      }
       case 'authenticator.createUpdb': {
         decideNewUpdbAuthenticator(state, msg.identityId, msg.username)
         const a: Authenticator = {

@@ -54,6 +54,11 @@ export type IdentityMsg =
    * INVALID_ENROLLMENT_TOKEN / ENROLLMENT_EXPIRED when the token is no longer redeemable (another request won).
    */
   | { type: 'enrollment.redeemWithCertificate'; token: string; method: EnrollmentMethodName; certPem: string; fingerprint: string; isIssuedByNetwork: boolean; change: ChangeContext }
+  /** Adds an enrollment to an existing identity (409 ENROLLMENT_EXISTS when one of its method is outstanding). */
+  | { type: 'enrollment.create'; identityId: string; enrollment: NewEnrollment; change: ChangeContext }
+  /** Gives an enrollment a new token, JWT and expiry: the old token stops working. */
+  | { type: 'enrollment.refresh'; id: string; token: string; jwt: string; expiresAt: number; change: ChangeContext }
+  | { type: 'enrollment.delete'; id: string; change: ChangeContext }
   | { type: 'authenticator.createUpdb'; identityId: string; username: string; passwordHash: string; tags: Authenticator['tags']; change: ChangeContext }
   | { type: 'authenticator.update'; id: string; username?: string; passwordHash?: string; tags?: Authenticator['tags']; replaceTags: boolean; change: ChangeContext }
   | { type: 'authenticator.delete'; id: string; change: ChangeContext }
@@ -65,6 +70,9 @@ export interface IdentityReplies {
   'identity.recordClientInfo': void
   'identity.syncRouterIdentity': void
   'enrollment.redeemWithCertificate': { identityId: string; authenticatorId: string }
+  'enrollment.create': { id: string }
+  'enrollment.refresh': void
+  'enrollment.delete': void
   'authenticator.createUpdb': { id: string }
   'authenticator.update': void
   'authenticator.delete': void

@@ -66,8 +66,11 @@ export interface PlannedEnrollment {
 export interface EnrollmentMethodRegistry {
   /** The module that redeems `method`; 400 INVALID_ENROLL_METHOD when none does. */
   resolve(method: string): EnrollmentMethod
-  /** A module with a create-time part for every request; 400 COULD_NOT_VALIDATE (field `enrollment`) otherwise. */
-  plan(requests: readonly EnrollmentRequest[], given: unknown): PlannedEnrollment[]
+  /**
+   * A module with a create-time part for every request; 400 COULD_NOT_VALIDATE on `field` (default `enrollment`, the
+   * identity create's member) otherwise.
+   */
+  plan(requests: readonly EnrollmentRequest[], given: unknown, field?: string): PlannedEnrollment[]
   names(): string[]
 }
 
@@ -86,10 +89,10 @@ export function createEnrollmentMethodRegistry(methods: readonly EnrollmentMetho
   const byName = modulesByMethod('enrollment', methods)
   return {
     resolve: (method) => moduleOrRefuse(byName, 'enrollment', method, 'INVALID_ENROLL_METHOD'),
-    plan(requests, given) {
+    plan(requests, given, field = 'enrollment') {
       return requests.map((request) => {
         const m = byName.get(request.method)
-        if (!m?.prepare) throw ApiError.invalidField('enrollment', `enrollment method '${request.method}' is not enabled on this controller`, given)
+        if (!m?.prepare) throw ApiError.invalidField(field, `enrollment method '${request.method}' is not enabled on this controller`, given)
         return { module: m as PlannedEnrollment['module'], request }
       })
     },
