@@ -10,6 +10,16 @@ export const OttEnrollmentRequest = Type.Object({
   clientCsr: Type.Optional(Type.String()),
 })
 
+export const UpdbEnrollQuery = Type.Object({ token: Type.Optional(Type.String()) }, { additionalProperties: true })
+
+/** The body's username is not used: the enrollment fixes it. Bounds are checked by the flow (a coded cause). */
+export const UpdbCredentials = Type.Object({
+  password: Type.Optional(Type.String()),
+  username: Type.Optional(Type.String()),
+})
+
+export const UpdbEnrollResult = Type.Object({ username: Type.String(), controllers: Type.Array(Type.String()) })
+
 /** The JSON form of the generic `POST /enroll`; its other form is the PEM CSR as text. */
 export const GenericEnroll = Type.Object({
   clientCsr: Type.Optional(Type.String()),

@@ -22,6 +22,7 @@ import { createCertAuthMethod } from './flows/authenticate/auth-cert.ts'
 import { reconcileRouterIdentities } from './flows/routers/router-identity.ts'
 import { createEnrollmentMethodRegistry } from './flows/enroll/enroll-method.ts'
 import { createOttEnrollMethod } from './flows/enroll/enroll-ott.ts'
+import { createUpdbEnrollMethod } from './flows/enroll/enroll-updb.ts'
 import { enrollRoutes } from './http/routes/client/enroll-routes.ts'
 import { enrollmentRoutes } from './http/routes/management/enrollment-routes.ts'
 import { sessionsWithoutAccess } from './domain/session/service-session-types.ts'
@@ -194,16 +195,16 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     createUpdbAuthMethod({ identities }),
     createCertAuthMethod({ identities, clock, trustAnchors: () => controllerCas, log }),
   ])
+  const enrollmentJwts = {
+    ca,
+    clock,
+    advertisedUrl: () => baseUrl,
+    enrollmentDurationMs: opts.enrollmentDurationMs ?? DEFAULTS.enrollmentDurationMs,
+  }
   const enrollments = createEnrollmentMethodRegistry([
-    createOttEnrollMethod({
-      identities,
-      ca,
-      clock,
-      advertisedUrl: () => baseUrl,
-      enrollmentDurationMs: opts.enrollmentDurationMs ?? DEFAULTS.enrollmentDurationMs,
-      // stable for the life of the PKI: the root CA's fingerprint
-      trustDomain: pki.root.view.fingerprintSha1,
-    }),
+    // the SPIFFE trust domain is stable for the life of the PKI: the root CA's fingerprint
+    createOttEnrollMethod({ ...enrollmentJwts, identities, trustDomain: pki.root.view.fingerprintSha1 }),
+    createUpdbEnrollMethod({ ...enrollmentJwts, identities }),
   ])
   const resolver = createSessionResolver({ identities, sessions, clock, timeoutMs })
   const routes: RouteDef[] = []

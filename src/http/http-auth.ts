@@ -25,6 +25,7 @@ export const PUBLIC_ROUTES: ReadonlySet<string> = new Set([
   'client GET /external-jwt-signers',
   'client POST /enroll',
   'client POST /enroll/ott',
+  'client POST /enroll/updb',
   'GET /',
   'GET /version',
   'GET /enumerated-capabilities',

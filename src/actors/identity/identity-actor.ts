@@ -54,11 +54,33 @@ const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, Ident
       }
       case 'enrollment.redeemWithCertificate':
         return redeemWithCertificate(state, msg, tx)
+      case 'enrollment.redeemWithPassword': {
+        const enrollment = decideRedeemable(state.enrollmentOfToken(msg.token), 'updb', tx.now)
+        const username = enrollment.username
+        if (username === null) throw new TypeError(`updb enrollment ${enrollment.id} has no username`)
+        decideNewUpdbAuthenticator(state, enrollment.identityId, username)
+        const a: Authenticator = {
+          id: newShortId(),
+          identityId: enrollment.identityId,
+          method: 'updb',
+          username,
+          passwordHash: msg.passwordHash,
+          tags: {},
+          createdAt: tx.now,
+          updatedAt: tx.now,
+        }
+        state.removeEnrollment(enrollment.id)
+        tx.remove('enrollments', enrollment.id)
+        state.putAuthenticator(a)
+        tx.put('authenticators', a.id, a)
+        return { identityId: enrollment.identityId, authenticatorId: a.id, username }
+      }
       case 'enrollment.create': {
         if (!state.identity(msg.identityId)) {
           throw ApiError.invalidField('identityId', `no identity found with id '${msg.identityId}'`, msg.identityId)
         }
         decideNewEnrollment(state.enrollmentsOf(msg.identityId), msg.enrollment.method)
+        if (msg.enrollment.username !== null) decideUpdbUsername(state, msg.enrollment.username)
         const e: Enrollment = { ...msg.enrollment, id: newShortId(), identityId: msg.identityId, createdAt: tx.now, updatedAt: tx.now }
         state.putEnrollment(e)
         tx.put('enrollments', e.id, e)
@@ -141,6 +163,7 @@ function createIdentity(
   const enrollments: Enrollment[] = []
   for (const e of msg.enrollments ?? []) {
     decideNewEnrollment(enrollments, e.method)
+    if (e.username !== null) decideUpdbUsername(state, e.username)
     enrollments.push({ ...e, id: newShortId(), identityId: id, createdAt: tx.now, updatedAt: tx.now })
   }
   const identity: Identity = {

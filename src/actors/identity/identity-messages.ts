@@ -54,6 +54,11 @@ export type IdentityMsg =
    * INVALID_ENROLLMENT_TOKEN / ENROLLMENT_EXPIRED when the token is no longer redeemable (another request won).
    */
   | { type: 'enrollment.redeemWithCertificate'; token: string; method: EnrollmentMethodName; certPem: string; fingerprint: string; isIssuedByNetwork: boolean; change: ChangeContext }
+  /**
+   * Redeems the updb enrollment of `token`: creates the identity's updb authenticator with the enrollment's username
+   * and removes the enrollment, in one transaction.
+   */
+  | { type: 'enrollment.redeemWithPassword'; token: string; passwordHash: string; change: ChangeContext }
   /** Adds an enrollment to an existing identity (409 ENROLLMENT_EXISTS when one of its method is outstanding). */
   | { type: 'enrollment.create'; identityId: string; enrollment: NewEnrollment; change: ChangeContext }
   /** Gives an enrollment a new token, JWT and expiry: the old token stops working. */
@@ -70,6 +75,7 @@ export interface IdentityReplies {
   'identity.recordClientInfo': void
   'identity.syncRouterIdentity': void
   'enrollment.redeemWithCertificate': { identityId: string; authenticatorId: string }
+  'enrollment.redeemWithPassword': { identityId: string; authenticatorId: string; username: string }
   'enrollment.create': { id: string }
   'enrollment.refresh': void
   'enrollment.delete': void

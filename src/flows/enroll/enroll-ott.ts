@@ -2,9 +2,7 @@
  * One-time-token enrollment (`ott`): an admin creates an identity with `enrollment: {ott: true}` and hands its JWT to
  * a client, which redeems the token once with a CSR (`POST /enroll/ott {token, clientCsr}` or the legacy
  * `POST /enroll?method=ott&token=…` with the PEM CSR as the body) and receives its client certificate.
- * - the JWT: iss = the advertised https address, sub = identity id, aud = [""], jti = the token, exp, em = "ott",
- *   ctrls = [the advertised https address]; signed by the CA with the TLS server key (header kid = its SHA-1); no iat
- * - the enrollment expires at the requested expiresAt, else after the configured enrollment duration
+ * - the token, JWT (em = "ott") and expiry: enroll-jwt.ts
  * - redeem: a missing, unknown or used token, or a token of another method: 400 INVALID_ENROLLMENT_TOKEN; an expired
  *   one: 400 ENROLLMENT_EXPIRED; both checked before the CSR is read, and again in the identity actor
  * - the CSR: missing, garbage, truncated, of an unsupported key type, with a signature that does not verify, or
@@ -23,42 +21,21 @@
  * @see controller-behaviour.md §6; controller/model/enrollment_mod_ott.go
  */
 import { ApiError } from '../../errors/api-error.ts'
-import { newUuid } from '../../lib/ids.ts'
-import type { Clock } from '../../lib/clock.ts'
 import { decideRedeemable } from '../../domain/enrollment/enrollment-decide.ts'
 import { parseCsrPem } from '../../pki/pki-csr.ts'
 import type { IdentityActor } from '../../actors/identity/identity-actor.ts'
-import type { CaActor } from '../../actors/ca/ca-actor.ts'
 import type { ChangeContext } from '../../actors/runtime/actor-runtime.ts'
 import type { AuthPeer } from '../authenticate/auth-method.ts'
+import { issueEnrollmentJwt, tokenOf, type EnrollmentJwtDeps } from './enroll-jwt.ts'
 import type { EnrollInput, EnrollmentDraft, EnrollmentMethod, EnrollmentRequest, EnrollmentTarget, EnrollResult } from './enroll-method.ts'
 
 /** How long an identity's certificate from an ott enrollment is valid. */
 export const IDENTITY_CERT_TTL_MS = 365 * 24 * 3_600_000
 
-export interface OttEnrollDeps {
+export interface OttEnrollDeps extends EnrollmentJwtDeps {
   identities: IdentityActor
-  ca: CaActor
-  clock: Clock
-  /** `https://host:port` clients reach the controller at (the JWT's iss and ctrls, the answer's controllers). */
-  advertisedUrl: () => string
-  /** The lifetime of an enrollment whose request names no expiresAt. */
-  enrollmentDurationMs: number
   /** The SPIFFE trust domain of issued client certificates. */
   trustDomain: string
-}
-
-/** The claims of an enrollment JWT (controller-behaviour.md §6 "Enrollment JWT"). */
-export function enrollmentClaims(opts: { advertisedUrl: string; subject: string; token: string; expiresAt: number; method: string }) {
-  return {
-    iss: opts.advertisedUrl,
-    sub: opts.subject,
-    aud: [''],
-    jti: opts.token,
-    exp: Math.floor(opts.expiresAt / 1000),
-    em: opts.method,
-    ctrls: [opts.advertisedUrl],
-  }
 }
 
 /** The CSR text of a redeem: the JSON body's `clientCsr`, or the whole body when it came as PEM text. */
@@ -73,15 +50,10 @@ export function createOttEnrollMethod(deps: OttEnrollDeps) {
   return {
     method: 'ott',
     async prepare(request: EnrollmentRequest, target: EnrollmentTarget): Promise<EnrollmentDraft> {
-      const token = newUuid()
-      const expiresAt = request.expiresAt ?? deps.clock.now() + deps.enrollmentDurationMs
-      const claims = enrollmentClaims({ advertisedUrl: deps.advertisedUrl(), subject: target.id, token, expiresAt, method: 'ott' })
-      const jwt = await deps.ca.ask({ type: 'ca.signJwt', key: 'server', claims })
-      return { method: 'ott', token, jwt, expiresAt, caId: null, username: null }
+      return { method: 'ott', ...(await issueEnrollmentJwt(deps, request, target)), caId: null, username: null }
     },
     async redeem(input: EnrollInput, _peer: AuthPeer, change: ChangeContext): Promise<EnrollResult> {
-      const token = input.token ?? (input.body as { token?: unknown } | null)?.token
-      if (typeof token !== 'string' || token === '') throw new ApiError('INVALID_ENROLLMENT_TOKEN')
+      const token = tokenOf(input)
       const { identityId } = decideRedeemable(deps.identities.snapshot().enrollmentOfToken(token), 'ott', deps.clock.now())
       const csr = await parseCsrPem(csrOf(input.body))
       if (csr.requestsCa) {
