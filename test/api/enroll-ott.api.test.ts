@@ -110,6 +110,8 @@ describe('POST /enroll/ott', () => {
         return encodePem('CERTIFICATE REQUEST', der)
       }],
       ['a CSR that asks for CA rights', async () => makeCsrPem(await generateKeyPair('ec-p256'), { askCa: true })],
+      ['a CSR that asks for a DNS name', async () => makeCsrPem(await generateKeyPair('ec-p256'), { dnsNames: ['bank.example'] })],
+      ['a CSR that asks for another SPIFFE id', async () => makeCsrPem(await generateKeyPair('ec-p256'), { uris: ['spiffe://elsewhere/identity/admin'] })],
     ]
     for (const [what, csr] of cases) {
       it(`refuses ${what}`, async () => {
@@ -122,6 +124,14 @@ describe('POST /enroll/ott', () => {
         expect(identity.authenticators).toEqual({})
       })
     }
+  })
+
+  it('accepts a CSR that asks for the identity\'s own SPIFFE id', async () => {
+    const { id, ott } = await withOtt('ott-own-spiffe')
+    const own = `spiffe://${srv.server.pki.root.view.fingerprintSha1}/identity/${id}`
+    const res = await enrollOtt(ott.token, await makeCsrPem(await generateKeyPair('ec-p256'), { uris: [own] }))
+    expectStatus(res, 200)
+    expect(parseCertificatesPem(res.body.data.cert)[0].uris).toEqual([own])
   })
 
   it('lets exactly one of several racing enrollments use a token', async () => {

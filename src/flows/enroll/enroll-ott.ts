@@ -5,11 +5,12 @@
  * - the token, JWT (em = "ott") and expiry: enroll-jwt.ts
  * - redeem: a missing, unknown or used token, or a token of another method: 400 INVALID_ENROLLMENT_TOKEN; an expired
  *   one: 400 ENROLLMENT_EXPIRED; both checked before the CSR is read, and again in the identity actor
- * - the CSR: missing, garbage, truncated, of an unsupported key type, with a signature that does not verify, or
- *   asking for CA rights (basicConstraints cA, keyCertSign): 400 COULD_NOT_PROCESS_CSR whose cause says which
+ * - the CSR: missing, garbage, truncated, of an unsupported key type, with a signature that does not verify, asking
+ *   for CA rights (basicConstraints cA, keyCertSign), or asking for names the identity does not own (a DNS name, an
+ *   IP address, a URI other than its SPIFFE id): 400 COULD_NOT_PROCESS_CSR whose cause says which
  * - the certificate: issued by the controller's intermediate CA, CN = identity id, URI SAN
  *   spiffe://<trust domain>/identity/<id>, keyUsage digitalSignature (+ keyEncipherment for RSA), EKU clientAuth;
- *   what the CSR asks for as subject or SANs is not copied
+ *   the CSR's subject is not copied
  * - answer `{cert: <leaf + intermediate PEM>, controllers: [advertised address]}`
  *
  * Failure story (two actors, CA then identity): the CA issues the certificate, then ONE identity-actor message
@@ -59,15 +60,14 @@ export function createOttEnrollMethod(deps: OttEnrollDeps) {
       if (csr.requestsCa) {
         throw ApiError.withMessage('COULD_NOT_PROCESS_CSR', 'the CSR asks for CA rights (basicConstraints cA or keyCertSign); an identity certificate is never a CA')
       }
+      const spiffeId = `spiffe://${deps.trustDomain}/identity/${identityId}`
+      const foreign = [...csr.dnsNames, ...csr.ipAddresses, ...csr.uris.filter((u) => u !== spiffeId)]
+      if (foreign.length > 0) {
+        throw ApiError.withMessage('COULD_NOT_PROCESS_CSR', `the CSR asks for names the identity does not own: ${foreign.join(', ')}`)
+      }
       const issued = await deps.ca.ask({
         type: 'ca.issueCertificate',
-        request: {
-          purpose: 'client',
-          csr,
-          commonName: identityId,
-          spiffeId: `spiffe://${deps.trustDomain}/identity/${identityId}`,
-          ttlMs: IDENTITY_CERT_TTL_MS,
-        },
+        request: { purpose: 'client', csr, commonName: identityId, spiffeId, ttlMs: IDENTITY_CERT_TTL_MS },
       })
       await deps.identities.ask({
         type: 'enrollment.redeemWithCertificate',
