@@ -82,6 +82,20 @@ describe('an SDK enrolls and logs in with its certificate', () => {
   })
 })
 
+describe('after a restart', () => {
+  it('an enrolled certificate still logs in, and its token stays used', async () => {
+    const id = await srv.create('/identities', { name: 'sdk-restart', type: 'Device', isAdmin: false, enrollment: { ott: true } })
+    const token = (await srv.mgmt.get(`/identities/${id}`)).body.data.enrollment.ott.token
+    const keys = await generateKeyPair('ec-p256')
+    const csr = await makeCsrPem(keys)
+    const res = await srv.client.post('/enroll/ott', { token, clientCsr: csr })
+    expectStatus(res, 200)
+    await srv.restart()
+    expectStatus(await certLogin('client', { cert: res.body.data.cert, key: await exportPrivateKeyPem(keys.privateKey) }), 200)
+    expectError(await srv.client.post('/enroll/ott', { token, clientCsr: csr }), 400, 'INVALID_ENROLLMENT_TOKEN')
+  })
+})
+
 describe('POST /authenticate?method=cert refusals: 401 INVALID_AUTH', () => {
   it('refuses a caller without a client certificate', async () => {
     expectError(await certLogin('client'), 401, 'INVALID_AUTH')
