@@ -54,27 +54,8 @@ const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, Ident
       }
       case 'enrollment.redeemWithCertificate':
         return redeemWithCertificate(state, msg, tx)
-      case 'enrollment.redeemWithPassword': {
-        const enrollment = decideRedeemable(state.enrollmentOfToken(msg.token), 'updb', tx.now)
-        const username = enrollment.username
-        if (username === null) throw new TypeError(`updb enrollment ${enrollment.id} has no username`)
-        decideNewUpdbAuthenticator(state, enrollment.identityId, username)
-        const a: Authenticator = {
-          id: newShortId(),
-          identityId: enrollment.identityId,
-          method: 'updb',
-          username,
-          passwordHash: msg.passwordHash,
-          tags: {},
-          createdAt: tx.now,
-          updatedAt: tx.now,
-        }
-        state.removeEnrollment(enrollment.id)
-        tx.remove('enrollments', enrollment.id)
-        state.putAuthenticator(a)
-        tx.put('authenticators', a.id, a)
-        return { identityId: enrollment.identityId, authenticatorId: a.id, username }
-      }
+      case 'enrollment.redeemWithPassword':
+        return redeemWithPassword(state, msg, tx)
       case 'enrollment.create': {
         if (!state.identity(msg.identityId)) {
           throw ApiError.invalidField('identityId', `no identity found with id '${msg.identityId}'`, msg.identityId)
@@ -102,16 +83,7 @@ const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, Ident
       }
       case 'authenticator.createUpdb': {
         decideNewUpdbAuthenticator(state, msg.identityId, msg.username)
-        const a: Authenticator = {
-          id: newShortId(),
-          identityId: msg.identityId,
-          method: 'updb',
-          username: msg.username,
-          passwordHash: msg.passwordHash,
-          tags: msg.tags ?? {},
-          createdAt: tx.now,
-          updatedAt: tx.now,
-        }
+        const a = updbAuthenticator(msg.identityId, msg.username, msg.passwordHash, msg.tags ?? {}, tx.now)
         state.putAuthenticator(a)
         tx.put('authenticators', a.id, a)
         return { id: a.id }
@@ -192,16 +164,7 @@ function createIdentity(
   state.putIdentity(identity)
   tx.put('identities', identity.id, identity)
   if (msg.updb) {
-    const a: Authenticator = {
-      id: newShortId(),
-      identityId: identity.id,
-      method: 'updb',
-      username: msg.updb.username,
-      passwordHash: msg.updb.passwordHash,
-      tags: {},
-      createdAt: tx.now,
-      updatedAt: tx.now,
-    }
+    const a = updbAuthenticator(identity.id, msg.updb.username, msg.updb.passwordHash, {}, tx.now)
     state.putAuthenticator(a)
     tx.put('authenticators', a.id, a)
   }
@@ -288,6 +251,25 @@ function redeemWithCertificate(state: IdentityState, msg: Extract<IdentityMsg, {
   state.putAuthenticator(a)
   tx.put('authenticators', a.id, a)
   return { identityId: enrollment.identityId, authenticatorId: a.id }
+}
+
+/** Consumes an updb enrollment and creates the updb authenticator with its username, in one transaction. */
+function redeemWithPassword(state: IdentityState, msg: Extract<IdentityMsg, { type: 'enrollment.redeemWithPassword' }>, tx: Tx<IdentityEvent>) {
+  const enrollment = decideRedeemable(state.enrollmentOfToken(msg.token), 'updb', tx.now)
+  const username = enrollment.username
+  if (username === null) throw new TypeError(`updb enrollment ${enrollment.id} has no username`)
+  decideNewUpdbAuthenticator(state, enrollment.identityId, username)
+  const a = updbAuthenticator(enrollment.identityId, username, msg.passwordHash, {}, tx.now)
+  state.removeEnrollment(enrollment.id)
+  tx.remove('enrollments', enrollment.id)
+  state.putAuthenticator(a)
+  tx.put('authenticators', a.id, a)
+  return { identityId: enrollment.identityId, authenticatorId: a.id, username }
+}
+
+/** A new updb authenticator record (the caller decided it may exist). */
+function updbAuthenticator(identityId: string, username: string, passwordHash: string, tags: Authenticator['tags'], now: number): Authenticator {
+  return { id: newShortId(), identityId, method: 'updb', username, passwordHash, tags, createdAt: now, updatedAt: now }
 }
 
 /** The identity of a tunneler-enabled edge router follows the router: created, renamed, or deleted. */
