@@ -24,6 +24,9 @@ Flags of 'run' (flag, then environment variable, then config file key, then defa
   --admin-password PASS   first admin's password           key: adminPassword  EDGEPLANE_ADMIN_PASSWORD   default: generated, printed once on stderr
   --san NAME              extra server certificate name (repeatable)  key: sans  EDGEPLANE_SANS (comma separated)
   --session-timeout DUR   API session activity timeout     key: sessionTimeout EDGEPLANE_SESSION_TIMEOUT  default 30m (minimum 1m)
+  --advertise HOST:PORT   address clients reach the controller at (enrollment JWTs, /version, server certificate)
+                                                           key: advertise      EDGEPLANE_ADVERTISE        default: the listen address (localhost for 0.0.0.0 or ::)
+  --enrollment-duration DUR  how long an enrollment token is valid  key: enrollmentDuration  EDGEPLANE_ENROLLMENT_DURATION  default 180m (minimum 5m)
 The admin settings are used only when the data directory is new.
 
 Flags of 'validate-router-config':
@@ -46,6 +49,8 @@ async function run(argv: string[]): Promise<number> {
         'admin-password': { type: 'string' },
         san: { type: 'string', multiple: true },
         'session-timeout': { type: 'string' },
+        advertise: { type: 'string' },
+        'enrollment-duration': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -67,6 +72,8 @@ async function run(argv: string[]): Promise<number> {
     adminPassword: values['admin-password'] as string | undefined,
     sans: values.san as string[] | undefined,
     sessionTimeout: values['session-timeout'] as string | undefined,
+    advertise: values.advertise as string | undefined,
+    enrollmentDuration: values['enrollment-duration'] as string | undefined,
   }
   let config
   try {
@@ -87,6 +94,8 @@ async function run(argv: string[]): Promise<number> {
     sans: config.sans,
     hostname: config.hostname,
     sessionTimeoutMs: config.sessionTimeoutMs,
+    advertise: config.advertise,
+    enrollmentDurationMs: config.enrollmentDurationMs,
   })
   // handlers first, then the announcement: a supervisor may signal as soon as it reads the line
   const stopped = new Promise<void>((resolve) => {

@@ -6,6 +6,7 @@ import { hostname as osHostname } from 'node:os'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { systemClock, type Clock } from './lib/clock.ts'
+import { DEFAULTS, defaultAdvertise, formatHostPort, type HostPort } from './config/config.ts'
 import { newCuid } from './lib/ids.ts'
 import { openStore } from './store/store-env.ts'
 import { EventBus } from './actors/runtime/event-bus.ts'
@@ -17,8 +18,13 @@ import { startPolicyResolver } from './actors/policy-resolver/policy-resolver.ts
 import { createSessionTokens } from './flows/sessions/session-token.ts'
 import { createAuthMethodRegistry } from './flows/authenticate/auth-method.ts'
 import { createUpdbAuthMethod } from './flows/authenticate/auth-updb.ts'
+import { createCertAuthMethod, trustAnchorsOf } from './flows/authenticate/auth-cert.ts'
 import { reconcileRouterIdentities } from './flows/routers/router-identity.ts'
 import { createEnrollmentMethodRegistry } from './flows/enroll/enroll-method.ts'
+import { createOttEnrollMethod } from './flows/enroll/enroll-ott.ts'
+import { createUpdbEnrollMethod } from './flows/enroll/enroll-updb.ts'
+import { enrollRoutes } from './http/routes/client/enroll-routes.ts'
+import { enrollmentRoutes } from './http/routes/management/enrollment-routes.ts'
 import { sessionsWithoutAccess } from './domain/session/service-session-types.ts'
 import { clientServiceRoutes } from './http/routes/client/client-service-routes.ts'
 import { sessionRoutes } from './http/routes/client/session-routes.ts'
@@ -50,6 +56,7 @@ import { identityRoutes } from './http/routes/management/identity-routes.ts'
 import { authenticatorRoutes } from './http/routes/management/authenticator-routes.ts'
 import { apiSessionRoutes } from './http/routes/management/api-session-routes.ts'
 import { summaryRoutes } from './http/routes/management/summary-routes.ts'
+import { externalJwtSignerRoutes } from './http/routes/shared/external-jwt-signer-routes.ts'
 import { VERSION, BUILD_DATE, REVISION } from './version.ts'
 
 /** Request bodies larger than this are refused with 413. */
@@ -64,6 +71,10 @@ export interface ServerOptions {
   sans?: string[]
   hostname?: string
   sessionTimeoutMs?: number
+  /** The address clients reach the controller at; default: the listen address, `localhost` for a wildcard bind. */
+  advertise?: HostPort
+  /** How long a new enrollment stays redeemable (default 180 minutes). */
+  enrollmentDurationMs?: number
   clock?: Clock
   /** Where start-up notes go (the generated admin password among them). Defaults to stderr. */
   log?: (line: string) => void
@@ -77,7 +88,10 @@ export interface ServerOptions {
 }
 
 export interface RunningServer {
+  /** https://host:port of the listener (localhost for a wildcard bind). */
   url: string
+  /** https://host:port clients are told to use (enrollment JWTs, `/version`). */
+  advertisedUrl: string
   port: number
   /** The controller PKI without its keys (the CA actor holds them). */
   pki: PublicPki
@@ -112,7 +126,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       process.exit(70)
     },
   }
-  const ca = await startCaActor(join(opts.dataDir, 'pki'), { hostname: opts.hostname ?? osHostname(), extraSans: opts.sans ?? [], clock }, deps)
+  // the advertised host goes into the server certificate of a new PKI (its port is known once the listener is up)
+  const advertiseHost = (opts.advertise ?? defaultAdvertise({ host, port: 0 })).host
+  const extraSans = [...(opts.sans ?? []), ...(opts.sans?.includes(advertiseHost) ? [] : [advertiseHost])]
+  const ca = await startCaActor(join(opts.dataDir, 'pki'), { hostname: opts.hostname ?? osHostname(), extraSans, clock }, deps)
   const pki = ca.snapshot().pki
   if (pki.sansMissing.length > 0) {
     log(`note: the server certificate in ${pki.dir} does not cover ${pki.sansMissing.join(', ')}; it is kept as is`)
@@ -173,9 +190,21 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     baseUrl: () => baseUrl,
   }
   const tokens = createSessionTokens(ca, () => baseUrl)
-  const authMethods = createAuthMethodRegistry([createUpdbAuthMethod({ identities })])
-  // the enrollment modules (ott, ottca, updb, erott, ...) arrive with the enrollment store
-  const enrollments = createEnrollmentMethodRegistry([])
+  const authMethods = createAuthMethodRegistry([
+    createUpdbAuthMethod({ identities }),
+    createCertAuthMethod({ identities, clock, trustAnchors: trustAnchorsOf([pki.intermediate.certPem, pki.root.certPem], () => ca.snapshot()), log }),
+  ])
+  const enrollmentJwts = {
+    ca,
+    clock,
+    advertisedUrl: () => baseUrl,
+    enrollmentDurationMs: opts.enrollmentDurationMs ?? DEFAULTS.enrollmentDurationMs,
+  }
+  const enrollments = createEnrollmentMethodRegistry([
+    // the SPIFFE trust domain is stable for the life of the PKI: the root CA's fingerprint
+    createOttEnrollMethod({ ...enrollmentJwts, identities, trustDomain: pki.root.view.fingerprintSha1 }),
+    createUpdbEnrollMethod({ ...enrollmentJwts, identities }),
+  ])
   const resolver = createSessionResolver({ identities, sessions, clock, timeoutMs })
   const routes: RouteDef[] = []
   const graphRouteDeps = { graph, identities, sessions, reads, clock }
@@ -187,6 +216,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...authenticatorRoutes({ identities }),
     ...apiSessionRoutes({ identities, sessions }),
     ...summaryRoutes({ identities, sessions, graph }),
+    ...externalJwtSignerRoutes(),
+    ...enrollRoutes({ enrollments }),
+    ...enrollmentRoutes({ identities, enrollments, clock }),
     ...clientServiceRoutes({ graph, reads, tokens, clock, startedAt }),
     ...sessionRoutes({ graph, sessions, reads, tokens, clock }),
     ...identityPolicyRoutes(graphRouteDeps),
@@ -228,12 +260,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     handle: (req, requestId) => app.handle(req, requestId),
     log,
   })
-  const urlHost = host.includes(':') ? `[${host}]` : host
-  baseUrl = `https://${urlHost}:${listener.port}`
+  // a wildcard bind is reached locally at localhost
+  const listenUrl = `https://${formatHostPort(defaultAdvertise({ host, port: listener.port }))}`
+  baseUrl = opts.advertise ? `https://${formatHostPort(opts.advertise)}` : listenUrl
 
   let stopped = false
   return {
-    url: baseUrl,
+    url: listenUrl,
+    advertisedUrl: baseUrl,
     port: listener.port,
     pki,
     clock,

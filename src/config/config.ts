@@ -20,6 +20,8 @@ export const ConfigFileSchema = Type.Object(
     sans: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     sessionTimeout: Type.Optional(Type.String({ minLength: 1 })),
     hostname: Type.Optional(Type.String({ minLength: 1 })),
+    advertise: Type.Optional(Type.String({ minLength: 1 })),
+    enrollmentDuration: Type.Optional(Type.String({ minLength: 1 })),
   },
   { additionalProperties: false },
 )
@@ -35,6 +37,15 @@ export interface Config {
   sans: string[]
   sessionTimeoutMs: number
   hostname: string
+  /** The address clients reach the controller at (enrollment JWTs, `/version`); unset = the listen address. */
+  advertise?: HostPort
+  /** How long a new enrollment stays redeemable. */
+  enrollmentDurationMs: number
+}
+
+export interface HostPort {
+  host: string
+  port: number
 }
 
 export const DEFAULTS = {
@@ -42,10 +53,13 @@ export const DEFAULTS = {
   listen: '127.0.0.1:1280',
   adminUsername: 'admin',
   sessionTimeoutMs: 30 * 60_000,
+  enrollmentDurationMs: 180 * 60_000,
 } as const
 
 /** Minimum session timeout; shorter values fall back to the default, as the real controller does. */
 const MIN_SESSION_TIMEOUT_MS = 60_000
+/** Minimum enrollment duration; shorter values fall back to the default, as the real controller does. */
+const MIN_ENROLLMENT_DURATION_MS = 5 * 60_000
 
 /** Settings named on the command line (undefined = not given). */
 export interface ConfigFlags {
@@ -56,16 +70,37 @@ export interface ConfigFlags {
   adminPassword?: string
   sans?: string[]
   sessionTimeout?: string
+  advertise?: string
+  enrollmentDuration?: string
 }
 
 export class ConfigError extends Error {}
 
-export function parseListen(text: string): { host: string; port: number } {
+export function parseListen(text: string, what = 'listen'): HostPort {
   const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(text.trim())
-  if (!m) throw new ConfigError(`listen address '${text}' is not host:port`)
+  if (!m) throw new ConfigError(`${what} address '${text}' is not host:port`)
   const port = Number(m[3])
-  if (port > 65535) throw new ConfigError(`listen port ${port} is out of range`)
+  if (port > 65535) throw new ConfigError(`${what} port ${port} is out of range`)
   return { host: m[1] ?? m[2], port }
+}
+
+/** The address to advertise for a listener bound to `listen`: the same, with `localhost` for a wildcard bind. */
+export function defaultAdvertise(listen: HostPort): HostPort {
+  const wildcard = listen.host === '0.0.0.0' || listen.host === '::' || listen.host === '[::]'
+  return { host: wildcard ? 'localhost' : listen.host, port: listen.port }
+}
+
+/** `host:port`, with IPv6 hosts in brackets (as in a URL). */
+export function formatHostPort({ host, port }: HostPort): string {
+  return `${host.includes(':') ? `[${host}]` : host}:${port}`
+}
+
+/** A duration setting: `text` parsed (e.g. 30m), `dflt` when absent or below `minMs`, as the real controller does. */
+function durationSetting(what: string, text: string | undefined, dflt: number, minMs: number): number {
+  if (text === undefined) return dflt
+  const ms = parseDurationMs(text)
+  if (ms === undefined) throw new ConfigError(`${what} '${text}' is not a duration such as 30m`)
+  return ms < minMs ? dflt : ms
 }
 
 function readConfigFile(path: string): ConfigFile {
@@ -95,13 +130,19 @@ export function resolveConfig(flags: ConfigFlags, env: Record<string, string | u
   }
   const envSans = env.EDGEPLANE_SANS ? env.EDGEPLANE_SANS.split(',').map((s) => s.trim()).filter(Boolean) : undefined
   const sans = flags.sans && flags.sans.length > 0 ? flags.sans : (envSans ?? file.sans ?? [])
-  const timeoutText = flags.sessionTimeout ?? env.EDGEPLANE_SESSION_TIMEOUT ?? file.sessionTimeout
-  let sessionTimeoutMs: number = DEFAULTS.sessionTimeoutMs
-  if (timeoutText !== undefined) {
-    const ms = parseDurationMs(timeoutText)
-    if (ms === undefined) throw new ConfigError(`session timeout '${timeoutText}' is not a duration such as 30m`)
-    sessionTimeoutMs = ms < MIN_SESSION_TIMEOUT_MS ? DEFAULTS.sessionTimeoutMs : ms
-  }
+  const sessionTimeoutMs = durationSetting(
+    'session timeout',
+    flags.sessionTimeout ?? env.EDGEPLANE_SESSION_TIMEOUT ?? file.sessionTimeout,
+    DEFAULTS.sessionTimeoutMs,
+    MIN_SESSION_TIMEOUT_MS,
+  )
+  const enrollmentDurationMs = durationSetting(
+    'enrollment duration',
+    flags.enrollmentDuration ?? env.EDGEPLANE_ENROLLMENT_DURATION ?? file.enrollmentDuration,
+    DEFAULTS.enrollmentDurationMs,
+    MIN_ENROLLMENT_DURATION_MS,
+  )
+  const advertiseText = flags.advertise ?? env.EDGEPLANE_ADVERTISE ?? file.advertise
   return {
     dataDir: resolve(data),
     listenHost: listen.host,
@@ -111,5 +152,7 @@ export function resolveConfig(flags: ConfigFlags, env: Record<string, string | u
     sans,
     sessionTimeoutMs,
     hostname: file.hostname ?? osHostname(),
+    advertise: advertiseText !== undefined ? parseListen(advertiseText, 'advertise') : undefined,
+    enrollmentDurationMs,
   }
 }

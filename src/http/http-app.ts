@@ -67,12 +67,15 @@ function queryOf(url: string): Record<string, string | string[]> {
   return out
 }
 
-/** A route's body: JSON (no content type counts as JSON) within the bounds, other types as text, nothing as `{}`. */
-async function bodyOf(req: Request): Promise<unknown> {
+/**
+ * A route's body: JSON within the bounds, other types as text, nothing as `{}`. No content type counts as JSON,
+ * or as text on a route that says so (`untypedBodyIsText`).
+ */
+async function bodyOf(req: Request, untypedIsText: boolean): Promise<unknown> {
   const text = await req.text()
   if (text.trim() === '') return {}
   const type = (req.headers.get('content-type') ?? '').toLowerCase()
-  return type === '' || type.includes('json') ? parseJsonBody(text) : text
+  return type.includes('json') || (type === '' && !untypedIsText) ? parseJsonBody(text) : text
 }
 
 /** A check of a route's query or body, compiled on the route's first request (none without a schema). */
@@ -109,18 +112,18 @@ export function buildApp(routes: readonly RouteDef[], deps: AppDeps): App {
   const serve = async (r: RouteDef, api: ApiName, checks: Checks, request: Request, params: Record<string, string>) => {
     const auth = r.access === 'public' ? deps.resolver.resolve(request) : deps.resolver.require(request, r.access)
     const query = checks.query(queryOf(request.url))
-    const body = r.body ? checks.body(r.consumes === 'text/plain' ? await request.text() : await bodyOf(request)) : undefined
+    const body = r.body ? checks.body(r.consumes === 'text/plain' ? await request.text() : await bodyOf(request, r.untypedBodyIsText === true)) : undefined
     const res = await r.handle({ request, body, query, params, auth: auth as AuthContext, api, requestId: requestIdOf(request) })
     if (auth) for (const [k, v] of Object.entries(sessionHeaders(auth))) res.headers.set(k, v)
     return res
   }
 
   for (const r of routes) {
-    if ((r.access === 'public') !== isPublicRoute(r.method, r.path)) {
-      throw new TypeError(`${r.method} ${r.path}: access '${r.access}' disagrees with PUBLIC_ROUTES (http-auth.ts)`)
-    }
     const checks: Checks = { query: lazyCheck(r.query, 'query'), body: lazyCheck(r.body, 'body') }
     for (const api of r.apis) {
+      if ((r.access === 'public') !== isPublicRoute(api, r.method, r.path)) {
+        throw new TypeError(`${api} ${r.method} ${r.path}: access '${r.access}' disagrees with PUBLIC_ROUTES (http-auth.ts)`)
+      }
       const full = API_PREFIX[api] + r.path
       known.push({ re: pathMatcher(full), method: r.method })
       // the handler reads only request and params, so Elysia neither parses nor validates anything

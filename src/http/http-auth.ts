@@ -8,18 +8,24 @@ import { hashToken, isExpired, type ApiSession } from '../domain/session/session
 import { isAdminIdentity, isDisabled, type Identity } from '../domain/identity/identity-types.ts'
 import type { IdentityActor } from '../actors/identity/identity-actor.ts'
 import type { SessionRegistryActor } from '../actors/session-registry/session-registry-actor.ts'
+import type { ApiName } from './http-route.ts'
 
 /** Who may call a route: anyone, a partially authenticated session, a full session, or an admin's full session. */
 export type AccessLevel = 'public' | 'partial' | 'session' | 'admin'
 
 /**
- * The only API routes anyone may call without a session (`METHOD path`, the path below the API prefix). Every other
- * route is authorized before its body or query is read. The app refuses to start with a route that declares itself
- * public without being listed here. Outside the API prefixes, `GET /version` and `/.well-known/est/cacerts` are public
- * too (the app's root routes). Enrollment (`POST /enroll...`) joins this list with its issue.
+ * The only API routes anyone may call without a session: `METHOD path` (the path below the API prefix) on both APIs,
+ * or `api METHOD path` on that API only. Every other route is authorized before its body or query is read. The app
+ * refuses to start with a route that declares itself public without being listed here. Outside the API prefixes,
+ * `GET /version` and `/.well-known/est/cacerts` are public too (the app's root routes).
  */
 export const PUBLIC_ROUTES: ReadonlySet<string> = new Set([
   'POST /authenticate',
+  // an SDK reads the signers it may log in with before it has a session; the Management API's list is for admins
+  'client GET /external-jwt-signers',
+  'client POST /enroll',
+  'client POST /enroll/ott',
+  'client POST /enroll/updb',
   'GET /',
   'GET /version',
   'GET /enumerated-capabilities',
@@ -28,9 +34,9 @@ export const PUBLIC_ROUTES: ReadonlySet<string> = new Set([
   'GET /specs/:id/spec',
 ])
 
-/** Whether `METHOD path` is one of the PUBLIC_ROUTES. */
-export function isPublicRoute(method: string, path: string): boolean {
-  return PUBLIC_ROUTES.has(`${method} ${path}`)
+/** Whether `METHOD path` on `api` is one of the PUBLIC_ROUTES. */
+export function isPublicRoute(api: ApiName, method: string, path: string): boolean {
+  return PUBLIC_ROUTES.has(`${method} ${path}`) || PUBLIC_ROUTES.has(`${api} ${method} ${path}`)
 }
 
 export interface AuthContext {

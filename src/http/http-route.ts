@@ -39,6 +39,8 @@ export interface RouteDef {
   consumes?: 'text/plain'
   /** The success answer's media type when it is not the JSON envelope (a bare string, e.g. a JWT). */
   produces?: 'application/jwt'
+  /** A body sent without a content type is text, not JSON (the legacy `POST /enroll` takes a bare PEM CSR). */
+  untypedBodyIsText?: boolean
   query?: TSchema
   /** Schema of `data` in the success answer, for the served spec. */
   response?: TSchema

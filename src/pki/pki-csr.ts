@@ -11,6 +11,7 @@ import { decodePem, PemFormatError } from '../lib/pem.ts'
 import { engine } from './pki-engine.ts'
 import { toPublicKeyAlgorithm, type PublicKeyAlgorithm } from './pki-keys.ts'
 import { altNamesOf, commonNameOf } from './pki-names.ts'
+import { asksForCaRights } from './pki-extensions.ts'
 
 const OID_EXTENSION_REQUEST = '1.2.840.113549.1.9.14'
 const CSR_LABELS = new Set(['CERTIFICATE REQUEST', 'NEW CERTIFICATE REQUEST'])
@@ -27,6 +28,8 @@ export interface ParsedCsr {
   /** DER SubjectPublicKeyInfo: pass it as `publicKey` when issuing. */
   publicKeySpki: Uint8Array
   publicKeyAlgorithm: PublicKeyAlgorithm
+  /** The extension request asks for CA rights (basicConstraints cA or keyUsage keyCertSign). */
+  requestsCa: boolean
 }
 
 function csrError(message: string): ApiError {
@@ -73,12 +76,15 @@ export async function parseCsrPem(pem: string): Promise<ParsedCsr> {
   if (!verified) throw csrError('the CSR signature does not verify against its public key')
 
   let sans
+  let requestsCa
   try {
-    sans = altNamesOf(requestedExtensions(csr))
+    const extensions = requestedExtensions(csr)
+    sans = altNamesOf(extensions)
+    requestsCa = asksForCaRights({ extensions })
   } catch (e) {
     throw csrError(`the CSR extension request could not be parsed: ${(e as Error).message}`)
   }
-  return { subjectCn: commonNameOf(csr.subject), ...sans, publicKeySpki, publicKeyAlgorithm }
+  return { subjectCn: commonNameOf(csr.subject), ...sans, publicKeySpki, publicKeyAlgorithm, requestsCa }
 }
 
 /** The extensions of the extensionRequest attribute, or undefined when the CSR has none. */

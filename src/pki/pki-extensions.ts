@@ -76,8 +76,11 @@ export function authorityKeyIdOf(cert: Certificate): Uint8Array | undefined {
   return parsed instanceof AuthorityKeyIdentifier ? parsed.keyIdentifier?.valueBlock.valueHexView : undefined
 }
 
+/** What carries extensions: a certificate, or a CSR's extension request. */
+type WithExtensions = Pick<Certificate, 'extensions'>
+
 /** Whether a certificate has basicConstraints cA true. */
-export function isCaCertificate(cert: Certificate): boolean {
+export function isCaCertificate(cert: WithExtensions): boolean {
   const parsed = findExtension(cert, OID_BASIC_CONSTRAINTS)?.parsedValue
   return parsed instanceof BasicConstraints && parsed.cA === true
 }
@@ -91,11 +94,16 @@ export function pathLenOf(cert: Certificate): number | undefined {
 }
 
 /** Whether keyUsage, when present, allows signing certificates (keyCertSign); no keyUsage means no restriction. */
-export function canSignCertificates(cert: Certificate): boolean {
+export function canSignCertificates(cert: WithExtensions): boolean {
   const ext = findExtension(cert, OID_KEY_USAGE)
   if (!ext) return true
   const bits = ext.parsedValue instanceof asn1js.BitString ? ext.parsedValue.valueBlock.valueHexView : new Uint8Array()
   return bits.length > 0 && (bits[0] & (0x80 >> KEY_USAGE.keyCertSign)) !== 0
+}
+
+/** Whether extensions ask for CA rights: basicConstraints cA, or a keyUsage that includes keyCertSign. */
+export function asksForCaRights(holder: WithExtensions): boolean {
+  return isCaCertificate(holder) || (findExtension(holder, OID_KEY_USAGE) !== undefined && canSignCertificates(holder))
 }
 
 /** extendedKeyUsage purposes by name (`serverAuth`, `clientAuth`) or OID for others; empty when absent. */
@@ -104,6 +112,6 @@ export function extKeyUsagesOf(cert: Certificate): string[] {
   return parsed instanceof ExtKeyUsage ? parsed.keyPurposes.map((oid) => EKU_NAMES[oid] ?? oid) : []
 }
 
-function findExtension(cert: Certificate, oid: string): Extension | undefined {
+function findExtension(cert: WithExtensions, oid: string): Extension | undefined {
   return cert.extensions?.find((e) => e.extnID === oid)
 }

@@ -6,6 +6,7 @@ export const SUB_DBS = {
   meta: 'store',
   identities: 'identity',
   authenticators: 'identity',
+  enrollments: 'identity',
   'api-sessions': 'session-registry',
   sessions: 'session-registry',
   'config-types': 'policy-graph',

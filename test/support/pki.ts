@@ -26,6 +26,7 @@ import {
 import { engine } from '../../src/pki/pki-engine.ts'
 import { exportPrivateKeyPem, exportPublicKeySpki, generateKeyPair, signingHashFor, type KeySpec } from '../../src/pki/pki-keys.ts'
 import { toAltNameExtension, toDistinguishedName } from '../../src/pki/pki-names.ts'
+import { toBasicConstraintsExtension } from '../../src/pki/pki-extensions.ts'
 
 const HOUR_MS = 3_600_000
 const DAY_MS = 24 * HOUR_MS
@@ -129,16 +130,17 @@ async function selfSignedLeaf(keyPair: CryptoKeyPair, commonName: string, validi
 /** A PEM PKCS#10 CSR for `keyPair`, with CN `commonName` and, when given, requested SANs. */
 export async function makeCsrPem(
   keyPair: CryptoKeyPair,
-  opts: { commonName?: string; dnsNames?: string[]; ipAddresses?: string[]; uris?: string[] } = {},
+  opts: { commonName?: string; dnsNames?: string[]; ipAddresses?: string[]; uris?: string[]; askCa?: boolean } = {},
 ): Promise<string> {
   const csr = new CertificationRequest()
   csr.version = 0
   csr.subject = toDistinguishedName({ commonName: opts.commonName ?? 'test csr' })
   csr.subjectPublicKeyInfo = PublicKeyInfo.fromBER(await exportPublicKeySpki(keyPair.publicKey))
   const san = toAltNameExtension({ dnsNames: opts.dnsNames, ipAddresses: opts.ipAddresses, uris: opts.uris })
-  if (san) {
+  const requested = [...(san ? [san] : []), ...(opts.askCa ? [toBasicConstraintsExtension({})] : [])]
+  if (requested.length > 0) {
     csr.attributes = [
-      new Attribute({ type: '1.2.840.113549.1.9.14', values: [new Extensions({ extensions: [san] }).toSchema()] }),
+      new Attribute({ type: '1.2.840.113549.1.9.14', values: [new Extensions({ extensions: requested }).toSchema()] }),
     ]
   }
   await csr.sign(keyPair.privateKey, signingHashFor(keyPair.privateKey), engine)

@@ -1,6 +1,8 @@
 /**
- * The identity actor: sole writer of the `identities` and `authenticators` sub-dbs.
- * Handlers decide with domain/identity checks, then apply synchronously.
+ * The identity actor: sole writer of the `identities`, `authenticators` and `enrollments` sub-dbs. An identity's
+ * enrollments are part of its aggregate: made in its create transaction, redeemed (enrollment removed, authenticator
+ * created) in one transaction, removed with it.
+ * Handlers decide with domain/identity and domain/enrollment checks, then apply synchronously.
  */
 import { ApiError } from '../../errors/api-error.ts'
 import { assertNever } from '../../lib/assert-never.ts'
@@ -15,6 +17,8 @@ import {
   decideUpdbUsername,
 } from '../../domain/identity/identity-decide.ts'
 import type { IdentityReads } from '../../domain/identity/identity-reads.ts'
+import { decideNewEnrollment, decideRedeemable } from '../../domain/enrollment/enrollment-decide.ts'
+import type { Enrollment } from '../../domain/enrollment/enrollment-types.ts'
 import type { Authenticator, Identity } from '../../domain/identity/identity-types.ts'
 import type { Store } from '../../store/store-env.ts'
 import { Actor, type ActorBehavior, type ActorSystemDeps, type Tx } from '../runtime/actor-runtime.ts'
@@ -48,18 +52,38 @@ const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, Ident
         tx.put('identities', next.id, next)
         return
       }
+      case 'enrollment.redeemWithCertificate':
+        return redeemWithCertificate(state, msg, tx)
+      case 'enrollment.redeemWithPassword':
+        return redeemWithPassword(state, msg, tx)
+      case 'enrollment.create': {
+        if (!state.identity(msg.identityId)) {
+          throw ApiError.invalidField('identityId', `no identity found with id '${msg.identityId}'`, msg.identityId)
+        }
+        decideNewEnrollment(state.enrollmentsOf(msg.identityId), msg.enrollment.method)
+        if (msg.enrollment.username !== null) decideUpdbUsername(state, msg.enrollment.username)
+        const e: Enrollment = { ...msg.enrollment, id: newShortId(), identityId: msg.identityId, createdAt: tx.now, updatedAt: tx.now }
+        state.putEnrollment(e)
+        tx.put('enrollments', e.id, e)
+        return { id: e.id }
+      }
+      case 'enrollment.refresh': {
+        const prev = state.enrollments.get(msg.id)
+        if (!prev) throw ApiError.notFound()
+        const next: Enrollment = { ...prev, token: msg.token, jwt: msg.jwt, expiresAt: msg.expiresAt, updatedAt: tx.now }
+        state.putEnrollment(next)
+        tx.put('enrollments', next.id, next)
+        return
+      }
+      case 'enrollment.delete': {
+        if (!state.enrollments.has(msg.id)) throw ApiError.notFound()
+        state.removeEnrollment(msg.id)
+        tx.remove('enrollments', msg.id)
+        return
+      }
       case 'authenticator.createUpdb': {
         decideNewUpdbAuthenticator(state, msg.identityId, msg.username)
-        const a: Authenticator = {
-          id: newShortId(),
-          identityId: msg.identityId,
-          method: 'updb',
-          username: msg.username,
-          passwordHash: msg.passwordHash,
-          tags: msg.tags ?? {},
-          createdAt: tx.now,
-          updatedAt: tx.now,
-        }
+        const a = updbAuthenticator(msg.identityId, msg.username, msg.passwordHash, msg.tags ?? {}, tx.now)
         state.putAuthenticator(a)
         tx.put('authenticators', a.id, a)
         return { id: a.id }
@@ -99,14 +123,21 @@ function createIdentity(
   state: IdentityState,
   msg: Extract<IdentityMsg, { type: 'identity.create' }>,
   tx: Tx<IdentityEvent>,
-  id = newShortId(),
+  id = msg.id ?? newShortId(),
   isRouterIdentity = false,
 ) {
+  if (state.identity(id)) throw new TypeError(`identity id '${id}' is taken`)
   const input = msg.input
   const name = decideName(state, input.name, id)
   const roleAttributes = decideRoleAttributes(input.roleAttributes)
   const authPolicyId = decideAuthPolicyId(input.authPolicyId)
   if (msg.updb) decideUpdbUsername(state, msg.updb.username)
+  const enrollments: Enrollment[] = []
+  for (const e of msg.enrollments ?? []) {
+    decideNewEnrollment(enrollments, e.method)
+    if (e.username !== null) decideUpdbUsername(state, e.username)
+    enrollments.push({ ...e, id: newShortId(), identityId: id, createdAt: tx.now, updatedAt: tx.now })
+  }
   const identity: Identity = {
     id,
     name,
@@ -133,18 +164,13 @@ function createIdentity(
   state.putIdentity(identity)
   tx.put('identities', identity.id, identity)
   if (msg.updb) {
-    const a: Authenticator = {
-      id: newShortId(),
-      identityId: identity.id,
-      method: 'updb',
-      username: msg.updb.username,
-      passwordHash: msg.updb.passwordHash,
-      tags: {},
-      createdAt: tx.now,
-      updatedAt: tx.now,
-    }
+    const a = updbAuthenticator(identity.id, msg.updb.username, msg.updb.passwordHash, {}, tx.now)
     state.putAuthenticator(a)
     tx.put('authenticators', a.id, a)
+  }
+  for (const e of enrollments) {
+    state.putEnrollment(e)
+    tx.put('enrollments', e.id, e)
   }
   tx.emit({ type: 'identity.created', identity })
   return { id: identity.id }
@@ -193,9 +219,57 @@ function removeIdentity(state: IdentityState, identity: Identity, tx: Tx<Identit
     state.removeAuthenticator(a.id)
     tx.remove('authenticators', a.id)
   }
+  for (const e of [...state.enrollmentsOf(id)]) {
+    state.removeEnrollment(e.id)
+    tx.remove('enrollments', e.id)
+  }
   state.removeIdentity(id)
   tx.remove('identities', id)
   tx.emit({ type: 'identity.deleted', identity })
+}
+
+/** Consumes an enrollment and creates the cert authenticator it was redeemed for, in one transaction. */
+function redeemWithCertificate(state: IdentityState, msg: Extract<IdentityMsg, { type: 'enrollment.redeemWithCertificate' }>, tx: Tx<IdentityEvent>) {
+  const enrollment = decideRedeemable(state.enrollmentOfToken(msg.token), msg.method, tx.now)
+  if (state.certByFingerprintOf(msg.fingerprint)) {
+    // the CA issued this certificate moments ago with a random serial: a second holder is a bug, not a client's doing
+    throw new TypeError(`certificate ${msg.fingerprint} already belongs to an authenticator`)
+  }
+  const a: Authenticator = {
+    id: newShortId(),
+    identityId: enrollment.identityId,
+    method: 'cert',
+    certPem: msg.certPem,
+    fingerprint: msg.fingerprint,
+    isIssuedByNetwork: msg.isIssuedByNetwork,
+    tags: {},
+    createdAt: tx.now,
+    updatedAt: tx.now,
+  }
+  state.removeEnrollment(enrollment.id)
+  tx.remove('enrollments', enrollment.id)
+  state.putAuthenticator(a)
+  tx.put('authenticators', a.id, a)
+  return { identityId: enrollment.identityId, authenticatorId: a.id }
+}
+
+/** Consumes an updb enrollment and creates the updb authenticator with its username, in one transaction. */
+function redeemWithPassword(state: IdentityState, msg: Extract<IdentityMsg, { type: 'enrollment.redeemWithPassword' }>, tx: Tx<IdentityEvent>) {
+  const enrollment = decideRedeemable(state.enrollmentOfToken(msg.token), 'updb', tx.now)
+  const username = enrollment.username
+  if (username === null) throw new TypeError(`updb enrollment ${enrollment.id} has no username`)
+  decideNewUpdbAuthenticator(state, enrollment.identityId, username)
+  const a = updbAuthenticator(enrollment.identityId, username, msg.passwordHash, {}, tx.now)
+  state.removeEnrollment(enrollment.id)
+  tx.remove('enrollments', enrollment.id)
+  state.putAuthenticator(a)
+  tx.put('authenticators', a.id, a)
+  return { identityId: enrollment.identityId, authenticatorId: a.id, username }
+}
+
+/** A new updb authenticator record (the caller decided it may exist). */
+function updbAuthenticator(identityId: string, username: string, passwordHash: string, tags: Authenticator['tags'], now: number): Authenticator {
+  return { id: newShortId(), identityId, method: 'updb', username, passwordHash, tags, createdAt: now, updatedAt: now }
 }
 
 /** The identity of a tunneler-enabled edge router follows the router: created, renamed, or deleted. */
@@ -226,5 +300,6 @@ export function startIdentityActor(store: Store, deps: ActorSystemDeps, reserved
   const state = new IdentityState(reservedNameHolder)
   for (const { value } of store.db('identities').getRange()) state.putIdentity(value as Identity)
   for (const { value } of store.db('authenticators').getRange()) state.putAuthenticator(value as Authenticator)
+  for (const { value } of store.db('enrollments').getRange()) state.putEnrollment(value as Enrollment)
   return new Actor('identity', state, behavior, deps)
 }

@@ -4,6 +4,7 @@
 import type { ChangeContext } from '../runtime/actor-runtime.ts'
 import type { Authenticator, EnvInfo, Identity, SdkInfo } from '../../domain/identity/identity-types.ts'
 import type { Writable } from '../../lib/deep-readonly.ts'
+import type { EnrollmentMethodName, NewEnrollment } from '../../domain/enrollment/enrollment-types.ts'
 
 /** Fields an admin may set on an identity (create, put, patch). Absent means "leave as is" on patch. */
 export type IdentityFields = Partial<
@@ -25,7 +26,19 @@ export type IdentityFields = Partial<
 >
 
 export type IdentityMsg =
-  | { type: 'identity.create'; input: IdentityFields & { name: string }; isDefaultAdmin?: boolean; updb?: { username: string; passwordHash: string }; change: ChangeContext }
+  /**
+   * Creates an identity, with the enrollments made for it in the same transaction. `id` is given when the
+   * enrollments were made for it (their JWTs name it); a taken id is a bug (TypeError).
+   */
+  | {
+      type: 'identity.create'
+      input: IdentityFields & { name: string }
+      id?: string
+      isDefaultAdmin?: boolean
+      updb?: { username: string; passwordHash: string }
+      enrollments?: readonly NewEnrollment[]
+      change: ChangeContext
+    }
   | { type: 'identity.update'; id: string; input: IdentityFields; replace: boolean; change: ChangeContext }
   | { type: 'identity.delete'; id: string; change: ChangeContext }
   | { type: 'identity.recordClientInfo'; id: string; envInfo?: EnvInfo; sdkInfo?: SdkInfo; change: ChangeContext }
@@ -35,6 +48,22 @@ export type IdentityMsg =
    * (deleted with its authenticators, without the admin delete guard). Sent only by flows/routers/router-identity.ts.
    */
   | { type: 'identity.syncRouterIdentity'; routerId: string; name: string; present: boolean; change: ChangeContext }
+  /**
+   * Redeems the enrollment of `token` (by `method`) with a certificate: creates the identity's cert authenticator
+   * and removes the enrollment in one transaction, so a token is used once and never without its authenticator.
+   * INVALID_ENROLLMENT_TOKEN / ENROLLMENT_EXPIRED when the token is no longer redeemable (another request won).
+   */
+  | { type: 'enrollment.redeemWithCertificate'; token: string; method: EnrollmentMethodName; certPem: string; fingerprint: string; isIssuedByNetwork: boolean; change: ChangeContext }
+  /**
+   * Redeems the updb enrollment of `token`: creates the identity's updb authenticator with the enrollment's username
+   * and removes the enrollment, in one transaction.
+   */
+  | { type: 'enrollment.redeemWithPassword'; token: string; passwordHash: string; change: ChangeContext }
+  /** Adds an enrollment to an existing identity (409 ENROLLMENT_EXISTS when one of its method is outstanding). */
+  | { type: 'enrollment.create'; identityId: string; enrollment: NewEnrollment; change: ChangeContext }
+  /** Gives an enrollment a new token, JWT and expiry: the old token stops working. */
+  | { type: 'enrollment.refresh'; id: string; token: string; jwt: string; expiresAt: number; change: ChangeContext }
+  | { type: 'enrollment.delete'; id: string; change: ChangeContext }
   | { type: 'authenticator.createUpdb'; identityId: string; username: string; passwordHash: string; tags: Authenticator['tags']; change: ChangeContext }
   | { type: 'authenticator.update'; id: string; username?: string; passwordHash?: string; tags?: Authenticator['tags']; replaceTags: boolean; change: ChangeContext }
   | { type: 'authenticator.delete'; id: string; change: ChangeContext }
@@ -45,6 +74,11 @@ export interface IdentityReplies {
   'identity.delete': void
   'identity.recordClientInfo': void
   'identity.syncRouterIdentity': void
+  'enrollment.redeemWithCertificate': { identityId: string; authenticatorId: string }
+  'enrollment.redeemWithPassword': { identityId: string; authenticatorId: string; username: string }
+  'enrollment.create': { id: string }
+  'enrollment.refresh': void
+  'enrollment.delete': void
   'authenticator.createUpdb': { id: string }
   'authenticator.update': void
   'authenticator.delete': void

@@ -5,6 +5,7 @@
  */
 import type { Authenticator, Identity } from '../../domain/identity/identity-types.ts'
 import type { IdentityReads } from '../../domain/identity/identity-reads.ts'
+import type { Enrollment } from '../../domain/enrollment/enrollment-types.ts'
 import { shareEmpty, StringPool } from '../../lib/shared-values.ts'
 
 /** The identity as kept in memory: empty maps and role attribute names shared (see shared-values.ts). */
@@ -28,6 +29,10 @@ export class IdentityState implements IdentityReads {
   private readonly byRole = new Map<string, Set<string>>()
   private readonly byUsername = new Map<string, string>()
   private readonly authByIdentity = new Map<string, Set<string>>()
+  readonly enrollments = new Map<string, Enrollment>()
+  private readonly enrollmentByToken = new Map<string, string>()
+  private readonly enrollmentsByIdentity = new Map<string, Set<string>>()
+  private readonly certByFingerprint = new Map<string, string>()
   /** Role attribute names, one string each (they repeat across most identities). */
   private readonly attributeNames = new StringPool()
   /** Identity ids in ascending order, rebuilt lazily after inserts/deletes (lists default to id order). */
@@ -57,6 +62,20 @@ export class IdentityState implements IdentityReads {
       const a = this.authenticators.get(id)
       if (a) yield a
     }
+  }
+  enrollmentOfToken(token: string): Enrollment | undefined {
+    const id = this.enrollmentByToken.get(token)
+    return id ? this.enrollments.get(id) : undefined
+  }
+  *enrollmentsOf(identityId: string): Iterable<Enrollment> {
+    for (const id of this.enrollmentsByIdentity.get(identityId) ?? EMPTY) {
+      const e = this.enrollments.get(id)
+      if (e) yield e
+    }
+  }
+  certByFingerprintOf(fingerprint: string): Authenticator | undefined {
+    const id = this.certByFingerprint.get(fingerprint)
+    return id ? this.authenticators.get(id) : undefined
   }
   /** All identities in id order. */
   identitiesById(): Identity[] {
@@ -103,8 +122,10 @@ export class IdentityState implements IdentityReads {
   putAuthenticator(next: Authenticator): void {
     const prev = this.authenticators.get(next.id)
     if (prev?.username && prev.username !== next.username) this.byUsername.delete(prev.username)
+    if (prev?.fingerprint && prev.fingerprint !== next.fingerprint) this.certByFingerprint.delete(prev.fingerprint)
     this.authenticators.set(next.id, next)
     if (next.method === 'updb' && next.username) this.byUsername.set(next.username, next.id)
+    if (next.method === 'cert' && next.fingerprint) this.certByFingerprint.set(next.fingerprint, next.id)
     let set = this.authByIdentity.get(next.identityId)
     if (!set) this.authByIdentity.set(next.identityId, (set = new Set()))
     set.add(next.id)
@@ -115,7 +136,26 @@ export class IdentityState implements IdentityReads {
     if (!prev) return
     this.authenticators.delete(id)
     if (prev.username && this.byUsername.get(prev.username) === id) this.byUsername.delete(prev.username)
+    if (prev.fingerprint && this.certByFingerprint.get(prev.fingerprint) === id) this.certByFingerprint.delete(prev.fingerprint)
     this.authByIdentity.get(prev.identityId)?.delete(id)
+  }
+
+  putEnrollment(next: Enrollment): void {
+    const prev = this.enrollments.get(next.id)
+    if (prev && prev.token !== next.token) this.enrollmentByToken.delete(prev.token)
+    this.enrollments.set(next.id, next)
+    this.enrollmentByToken.set(next.token, next.id)
+    let set = this.enrollmentsByIdentity.get(next.identityId)
+    if (!set) this.enrollmentsByIdentity.set(next.identityId, (set = new Set()))
+    set.add(next.id)
+  }
+
+  removeEnrollment(id: string): void {
+    const prev = this.enrollments.get(id)
+    if (!prev) return
+    this.enrollments.delete(id)
+    this.enrollmentByToken.delete(prev.token)
+    this.enrollmentsByIdentity.get(prev.identityId)?.delete(id)
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import type { IdentityLookup } from './identity-decide.ts'
 import type { Authenticator, Identity } from './identity-types.ts'
+import type { Enrollment } from '../enrollment/enrollment-types.ts'
 
 /** The identity aggregate's reads: what the identity actor's `snapshot()` answers. */
 export interface IdentityReads extends IdentityLookup {
@@ -21,4 +22,11 @@ export interface IdentityReads extends IdentityLookup {
   /** The updb authenticator holding a username. */
   updbByUsername(username: string): Authenticator | undefined
   authenticatorsOf(identityId: string): Iterable<Authenticator>
+  /** Every outstanding enrollment by id. */
+  readonly enrollments: ReadonlyMap<string, Enrollment>
+  /** The outstanding enrollment of a one-time token. */
+  enrollmentOfToken(token: string): Enrollment | undefined
+  enrollmentsOf(identityId: string): Iterable<Enrollment>
+  /** The cert authenticator of a certificate, by the SHA-1 fingerprint of its DER (lowercase hex). */
+  certByFingerprintOf(fingerprint: string): Authenticator | undefined
 }

@@ -75,7 +75,10 @@ export type Authenticator = DeepReadonly<{
   username?: string
   passwordHash?: string
   certPem?: string
+  /** cert: SHA-1 of the certificate's DER, lowercase hex (how certificate login finds the authenticator). */
   fingerprint?: string
+  /** cert: the controller's own CA issued the certificate (an ott enrollment), rather than a third party. */
+  isIssuedByNetwork?: boolean
   tags: Tags
   createdAt: number
   updatedAt: number

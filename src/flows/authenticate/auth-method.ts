@@ -1,5 +1,5 @@
 /**
- * Primary authentication methods as modules: the `AuthMethod` interface every method implements (updb now; cert and
+ * Primary authentication methods as modules: the `AuthMethod` interface every method implements (updb and cert now;
  * ext-jwt later) and the registry the authenticate route dispatches through.
  * - a method proves who the caller is and answers the identity and the authenticator it used, or throws a coded
  *   ApiError (INVALID_AUTH for every credential failure, COULD_NOT_VALIDATE for a malformed request)

@@ -12,12 +12,16 @@
 import { ApiError } from '../../errors/api-error.ts'
 import type { AuthPeer } from '../authenticate/auth-method.ts'
 import { modulesByMethod, moduleOrRefuse } from '../flow-modules.ts'
+import type { NewEnrollment } from '../../domain/enrollment/enrollment-types.ts'
+import type { ChangeContext } from '../../actors/runtime/actor-runtime.ts'
 
 /** One enrollment an admin asked for: `{ott: true}`, `{ottca: '<caId>'}`, `{updb: '<username>'}`. */
 export interface EnrollmentRequest {
   readonly method: string
   /** The method's argument: the CA id (ottca) or the username (updb); absent for ott. */
   readonly arg?: string
+  /** When the enrollment expires (epoch ms); absent: the configured enrollment duration from now. */
+  readonly expiresAt?: number
 }
 
 /** Who an enrollment is for (the JWT's `sub`). */
@@ -28,16 +32,7 @@ export interface EnrollmentTarget {
 }
 
 /** The enrollment record a create-time part makes; the target's actor stores it with the target. */
-export interface EnrollmentDraft {
-  readonly method: string
-  /** The one-time token (a UUID, the JWT's `jti`). */
-  readonly token: string
-  /** The enrollment JWT, signed by the CA actor. */
-  readonly jwt: string
-  readonly expiresAt: number
-  readonly caId: string | null
-  readonly username: string | null
-}
+export type EnrollmentDraft = NewEnrollment
 
 /** A redeem request: the token from the query or body, the JSON body or the raw CSR text. */
 export interface EnrollInput {
@@ -59,7 +54,7 @@ export interface EnrollmentMethod {
    */
   prepare?(request: EnrollmentRequest, target: EnrollmentTarget): Promise<EnrollmentDraft>
   /** Redeem: proves the token (and, per method, the client certificate or CSR) and answers the result. */
-  redeem(input: EnrollInput, peer: AuthPeer): Promise<EnrollResult>
+  redeem(input: EnrollInput, peer: AuthPeer, change: ChangeContext): Promise<EnrollResult>
 }
 
 /** A module able to make the enrollment `request` asked for. */
@@ -71,8 +66,11 @@ export interface PlannedEnrollment {
 export interface EnrollmentMethodRegistry {
   /** The module that redeems `method`; 400 INVALID_ENROLL_METHOD when none does. */
   resolve(method: string): EnrollmentMethod
-  /** A module with a create-time part for every request; 400 COULD_NOT_VALIDATE (field `enrollment`) otherwise. */
-  plan(requests: readonly EnrollmentRequest[], given: unknown): PlannedEnrollment[]
+  /**
+   * A module with a create-time part for every request; 400 COULD_NOT_VALIDATE on `field` (default `enrollment`, the
+   * identity create's member) otherwise.
+   */
+  plan(requests: readonly EnrollmentRequest[], given: unknown, field?: string): PlannedEnrollment[]
   names(): string[]
 }
 
@@ -91,10 +89,10 @@ export function createEnrollmentMethodRegistry(methods: readonly EnrollmentMetho
   const byName = modulesByMethod('enrollment', methods)
   return {
     resolve: (method) => moduleOrRefuse(byName, 'enrollment', method, 'INVALID_ENROLL_METHOD'),
-    plan(requests, given) {
+    plan(requests, given, field = 'enrollment') {
       return requests.map((request) => {
         const m = byName.get(request.method)
-        if (!m?.prepare) throw ApiError.invalidField('enrollment', `enrollment method '${request.method}' is not enabled on this controller`, given)
+        if (!m?.prepare) throw ApiError.invalidField(field, `enrollment method '${request.method}' is not enabled on this controller`, given)
         return { module: m as PlannedEnrollment['module'], request }
       })
     },

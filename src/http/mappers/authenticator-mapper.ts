@@ -23,7 +23,7 @@ export function toAuthenticatorDetail(a: Authenticator, identity: Identity | und
     method: a.method,
     identityId: a.identityId,
     identity: toEntityRef('identities', a.identityId, identity?.name ?? ''),
-    isIssuedByNetwork: false,
+    isIssuedByNetwork: a.isIssuedByNetwork ?? false,
   }
   if (a.method === 'updb') out.username = a.username ?? ''
   if (a.method === 'cert') {

@@ -1,6 +1,7 @@
 /** Identity and identity-type records → wire details. The only place that renames identity fields. */
 import { isDisabled, type Authenticator, type Identity } from '../../domain/identity/identity-types.ts'
 import { DEFAULT_AUTH_POLICY } from '../../domain/identity/identity-types.ts'
+import type { Enrollment } from '../../domain/enrollment/enrollment-types.ts'
 import { selfLink } from '../http-envelope.ts'
 import { BASE_SYMBOLS, iso, isoOrNull, toEntityRef } from './common-mapper.ts'
 
@@ -20,6 +21,8 @@ export const IDENTITY_TYPE_SYMBOLS = { ...BASE_SYMBOLS, name: 'string' } as cons
 
 export interface IdentityViewContext {
   authenticators: Iterable<Authenticator>
+  /** The identity's outstanding enrollments. */
+  enrollments: Iterable<Enrollment>
   hasApiSession: boolean
   now: number
 }
@@ -29,6 +32,16 @@ export function toIdentityDetail(i: Identity, ctx: IdentityViewContext) {
   for (const a of ctx.authenticators) {
     if (a.method === 'updb') authenticators.updb = { id: a.id, username: a.username ?? '' }
     else if (a.method === 'cert') authenticators.cert = { id: a.id, fingerprint: a.fingerprint ?? '' }
+  }
+  const enrollment: Record<string, unknown> = {}
+  for (const e of ctx.enrollments) {
+    enrollment[e.method] = {
+      id: e.id,
+      jwt: e.jwt,
+      token: e.token,
+      expiresAt: iso(e.expiresAt),
+      ...(e.caId !== null ? { caId: e.caId, ca: toEntityRef('cas', e.caId, e.caId) } : {}),
+    }
   }
   return {
     id: i.id,
@@ -52,7 +65,7 @@ export function toIdentityDetail(i: Identity, ctx: IdentityViewContext) {
     isDefaultAdmin: i.isDefaultAdmin,
     isMfaEnabled: false,
     authenticators,
-    enrollment: {},
+    enrollment,
     envInfo: i.envInfo,
     sdkInfo: i.sdkInfo,
     roleAttributes: i.roleAttributes,

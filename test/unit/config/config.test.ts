@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { ConfigError, resolveConfig } from '../../../src/config/config.ts'
+import { ConfigError, defaultAdvertise, formatHostPort, resolveConfig } from '../../../src/config/config.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'edgeplane-config-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -42,6 +42,30 @@ describe('resolveConfig', () => {
     expect(resolveConfig({ sessionTimeout: '1h30m' }, {}).sessionTimeoutMs).toBe(90 * 60_000)
     expect(resolveConfig({}, { EDGEPLANE_SESSION_TIMEOUT: '10s' }).sessionTimeoutMs).toBe(30 * 60_000)
     expect(() => resolveConfig({ sessionTimeout: 'soon' }, {})).toThrow(ConfigError)
+  })
+
+  it('reads the advertised address from flag, environment or file, and leaves it unset by default', () => {
+    expect(resolveConfig({}, {}).advertise).toBeUndefined()
+    const cfg = file('adv.yml', 'advertise: ctrl.example:443\n')
+    expect(resolveConfig({ config: cfg }, {}).advertise).toEqual({ host: 'ctrl.example', port: 443 })
+    expect(resolveConfig({ config: cfg }, { EDGEPLANE_ADVERTISE: 'env.example:8443' }).advertise).toEqual({ host: 'env.example', port: 8443 })
+    expect(resolveConfig({ advertise: '[2001:db8::1]:1280' }, { EDGEPLANE_ADVERTISE: 'env.example:8443' }).advertise).toEqual({ host: '2001:db8::1', port: 1280 })
+    expect(() => resolveConfig({ advertise: 'ctrl.example' }, {})).toThrow(ConfigError)
+  })
+
+  it('advertises the listen address by default, localhost for a wildcard bind', () => {
+    expect(defaultAdvertise({ host: '10.1.2.3', port: 1280 })).toEqual({ host: '10.1.2.3', port: 1280 })
+    expect(defaultAdvertise({ host: '0.0.0.0', port: 1280 })).toEqual({ host: 'localhost', port: 1280 })
+    expect(defaultAdvertise({ host: '::', port: 443 })).toEqual({ host: 'localhost', port: 443 })
+    expect(formatHostPort({ host: '::1', port: 443 })).toBe('[::1]:443')
+  })
+
+  it('parses the enrollment duration, 180 minutes by default and below 5 minutes', () => {
+    expect(resolveConfig({}, {}).enrollmentDurationMs).toBe(180 * 60_000)
+    expect(resolveConfig({ enrollmentDuration: '24h' }, {}).enrollmentDurationMs).toBe(24 * 3_600_000)
+    expect(resolveConfig({}, { EDGEPLANE_ENROLLMENT_DURATION: '1m' }).enrollmentDurationMs).toBe(180 * 60_000)
+    expect(resolveConfig({ config: file('ed.yml', 'enrollmentDuration: 10m\n') }, {}).enrollmentDurationMs).toBe(10 * 60_000)
+    expect(() => resolveConfig({ enrollmentDuration: 'later' }, {})).toThrow(ConfigError)
   })
 
   it('accepts IPv6 listen addresses in brackets', () => {

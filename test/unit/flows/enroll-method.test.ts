@@ -12,7 +12,7 @@ const redeemOnly = (method: string): EnrollmentMethod => ({ method, redeem: () =
 const withPrepare = (method: string): EnrollmentMethod => ({
   ...redeemOnly(method),
   prepare: (request, target) =>
-    Promise.resolve({ method, token: 't', jwt: 'j', expiresAt: 0, caId: null, username: request.arg ?? target.name }),
+    Promise.resolve({ method: 'ott' as const, token: 't', jwt: 'j', expiresAt: 0, caId: null, username: request.arg ?? target.name }),
 })
 
 function errorOf(fn: () => unknown): ApiError {

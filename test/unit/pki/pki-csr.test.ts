@@ -56,6 +56,29 @@ describe('parseCsrPem', () => {
     expect(csr).toMatchObject({ subjectCn: 'plain', dnsNames: [], ipAddresses: [], uris: [] })
   })
 
+  it('tells whether the CSR asks for CA rights', async () => {
+    expect((await parseCsrPem(csrPem)).requestsCa).toBe(false)
+    expect((await parseCsrPem(await makeCsrPem(keys, { askCa: true }))).requestsCa).toBe(true)
+  })
+
+  it.skipIf(!hasOpenssl)('sees CA rights asked for by openssl req as keyCertSign alone', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'edgeplane-csr-'))
+    try {
+      const keyPath = `${dir}/key.pem`
+      await Bun.write(keyPath, await exportPrivateKeyPem(keys.privateKey))
+      const ask = async (ext: string) => {
+        const out = await runOpenssl(['req', '-new', '-key', keyPath, '-subj', '/CN=x', '-addext', ext])
+        expect(out.code).toBe(0)
+        return (await parseCsrPem(out.stdout)).requestsCa
+      }
+      expect(await ask('keyUsage=critical,keyCertSign')).toBe(true)
+      expect(await ask('keyUsage=critical,digitalSignature')).toBe(false)
+      expect(await ask('basicConstraints=critical,CA:TRUE')).toBe(true)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
   it('returns plain data that survives structuredClone', async () => {
     const csr = await parseCsrPem(csrPem)
     expect(structuredClone(csr)).toEqual(csr)

@@ -48,7 +48,11 @@ export function identityListing(deps: Pick<IdentityRouteDeps, 'identities' | 'se
     },
     toRow: toIdentityRow,
     toView: (i) =>
-      toIdentityDetail(i, { authenticators: s().authenticatorsOf(i.id), hasApiSession: deps.sessions.snapshot().hasSession(i.id), now: deps.clock.now() }),
+      toIdentityDetail(i, {
+        authenticators: s().authenticatorsOf(i.id),
+        enrollments: s().enrollmentsOf(i.id),
+        hasApiSession: deps.sessions.snapshot().hasSession(i.id), now: deps.clock.now(),
+      }),
     roleOf: (i) => i,
   }
 }

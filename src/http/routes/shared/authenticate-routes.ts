@@ -27,7 +27,7 @@ export function authenticateRoutes(deps: AuthenticateRouteDeps): RouteDef[] {
   return [
     route({
       method: 'POST', path: '/authenticate', apis: ['client', 'management'], access: 'public', tag: 'Authentication',
-      summary: 'Create an API session (method=password; cert and ext-jwt arrive with their issues)',
+      summary: 'Create an API session (method=password, or cert with the TLS client certificate; ext-jwt arrives with its issue)',
       query: AuthenticateQuery, body: AuthenticateBody, response: CurrentApiSessionDetail,
       handle: async (ctx) => {
         const method = deps.authMethods.resolve(ctx.query.method)

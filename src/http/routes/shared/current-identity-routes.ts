@@ -29,6 +29,7 @@ export function currentIdentityRoutes(deps: { identities: IdentityActor; session
         return ok(
           toIdentityDetail(i, {
             authenticators: deps.identities.snapshot().authenticatorsOf(i.id),
+            enrollments: deps.identities.snapshot().enrollmentsOf(i.id),
             hasApiSession: true,
             now: deps.clock.now(),
           }),

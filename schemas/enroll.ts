@@ -1,0 +1,46 @@
+/**
+ * Enrollment wire shapes (Client API, no session). Members are optional as in the spec: a missing token or CSR is
+ * the flow's coded refusal (INVALID_ENROLLMENT_TOKEN, COULD_NOT_PROCESS_CSR), not a schema failure.
+ * @see edge-api client.yml ottEnrollmentRequest, genericEnroll, enrollmentCerts
+ */
+import { Type } from '@sinclair/typebox'
+
+export const OttEnrollmentRequest = Type.Object({
+  token: Type.Optional(Type.String()),
+  clientCsr: Type.Optional(Type.String()),
+})
+
+export const UpdbEnrollQuery = Type.Object({ token: Type.Optional(Type.String()) }, { additionalProperties: true })
+
+/** The body's username is not used: the enrollment fixes it. Bounds are checked by the flow (a coded cause). */
+export const UpdbCredentials = Type.Object({
+  password: Type.Optional(Type.String()),
+  username: Type.Optional(Type.String()),
+})
+
+export const UpdbEnrollResult = Type.Object({ username: Type.String(), controllers: Type.Array(Type.String()) })
+
+/** The JSON form of the generic `POST /enroll`; its other form is the PEM CSR as text. */
+export const GenericEnroll = Type.Object({
+  clientCsr: Type.Optional(Type.String()),
+  certCsr: Type.Optional(Type.String()),
+  serverCertCsr: Type.Optional(Type.String()),
+  username: Type.Optional(Type.String()),
+  password: Type.Optional(Type.String()),
+  name: Type.Optional(Type.String()),
+})
+
+export const GenericEnrollBody = Type.Union([Type.String(), GenericEnroll])
+
+export const GenericEnrollQuery = Type.Object(
+  { method: Type.Optional(Type.String()), token: Type.Optional(Type.String()) },
+  { additionalProperties: true },
+)
+
+/** What an enrollment answers: certificates per method, and the controllers to use afterwards. */
+export const EnrollmentCerts = Type.Object({
+  ca: Type.Optional(Type.String()),
+  cert: Type.Optional(Type.String()),
+  serverCert: Type.Optional(Type.String()),
+  controllers: Type.Optional(Type.Array(Type.String())),
+})

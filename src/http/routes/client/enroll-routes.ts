@@ -1,0 +1,74 @@
+/**
+ * Client API enrollment, without a session: `POST /enroll/ott`, `POST /enroll/updb?token=` (JSON) and the generic
+ * `POST /enroll?method=…&token=…` (a PEM CSR body, or JSON). The routes check the media types and dispatch to the
+ * registered enrollment module; the module decides everything else.
+ * - the answer is JSON only: an `Accept` that allows neither application/json nor a wildcard is 415 UNSUPPORTED_MEDIA
+ * - the generic form takes application/json, application/x-pem-file, text/plain, application/pkcs7 or no content
+ *   type; any other is 415 UNSUPPORTED_MEDIA
+ * - a method no module redeems: 400 INVALID_ENROLL_METHOD
+ * @see controller-behaviour.md §6 "Enroll endpoints"; edge-api client.yml POST /enroll, /enroll/ott, /enroll/updb
+ */
+import { ApiError } from '../../../errors/api-error.ts'
+import type { EnrollmentMethodRegistry } from '../../../flows/enroll/enroll-method.ts'
+import { EnrollmentCerts, GenericEnrollBody, GenericEnrollQuery, OttEnrollmentRequest, UpdbCredentials, UpdbEnrollQuery, UpdbEnrollResult } from '../../../../schemas/enroll.ts'
+import { ok } from '../../http-envelope.ts'
+import { route, type RouteCtx, type RouteDef } from '../../http-route.ts'
+import { peerOf } from '../../peer-cert.ts'
+import { changeOf } from '../route-change.ts'
+
+const ROUTES = { generic: '/enroll', ott: '/enroll/ott', updb: '/enroll/updb' } as const
+
+const GENERIC_CONTENT_TYPES = new Set(['', 'application/json', 'application/x-pem-file', 'text/plain', 'application/pkcs7'])
+const JSON_ACCEPTS = new Set(['application/json', 'application/*', '*/*'])
+
+/** The media type of a header value, lowercase and without parameters. */
+function mediaType(value: string): string {
+  return value.split(';')[0].trim().toLowerCase()
+}
+
+/** 415 unless the caller accepts a JSON answer (no Accept header accepts anything). */
+export function decideAcceptsJson(request: Request): void {
+  const accept = request.headers.get('accept')
+  if (accept === null || accept.trim() === '') return
+  if (accept.split(',').some((part) => JSON_ACCEPTS.has(mediaType(part)))) return
+  throw new ApiError('UNSUPPORTED_MEDIA')
+}
+
+export interface EnrollRouteDeps {
+  enrollments: EnrollmentMethodRegistry
+}
+
+export function enrollRoutes(deps: EnrollRouteDeps): RouteDef[] {
+  const redeem = async (ctx: RouteCtx<unknown, Record<string, unknown>>, method: string, token: string | undefined) => {
+    decideAcceptsJson(ctx.request)
+    const module = deps.enrollments.resolve(method)
+    const result = await module.redeem(
+      { token, body: ctx.body, contentType: ctx.request.headers.get('content-type') },
+      peerOf(ctx.request),
+      changeOf(ctx),
+    )
+    return ok(result)
+  }
+  return [
+    route({
+      method: 'POST', path: ROUTES.ott, apis: ['client'], access: 'public', tag: 'Enroll',
+      summary: 'Enroll an identity with a one-time token and a CSR', body: OttEnrollmentRequest, response: EnrollmentCerts,
+      handle: (ctx) => redeem(ctx, 'ott', undefined),
+    }),
+    route({
+      method: 'POST', path: ROUTES.updb, apis: ['client'], access: 'public', tag: 'Enroll',
+      summary: 'Set the password of an updb enrollment with its one-time token', query: UpdbEnrollQuery, body: UpdbCredentials,
+      response: UpdbEnrollResult,
+      handle: (ctx) => redeem(ctx, 'updb', ctx.query.token),
+    }),
+    route({
+      method: 'POST', path: ROUTES.generic, apis: ['client'], access: 'public', tag: 'Enroll',
+      summary: 'Enroll by the method and token of the query (legacy form; a PEM CSR body or JSON)',
+      query: GenericEnrollQuery, body: GenericEnrollBody, untypedBodyIsText: true, response: EnrollmentCerts,
+      handle: (ctx) => {
+        if (!GENERIC_CONTENT_TYPES.has(mediaType(ctx.request.headers.get('content-type') ?? ''))) throw new ApiError('UNSUPPORTED_MEDIA')
+        return redeem(ctx, ctx.query.method ?? '', ctx.query.token)
+      },
+    }),
+  ]
+}

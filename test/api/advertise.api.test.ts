@@ -1,0 +1,43 @@
+// The advertised address (--advertise, EDGEPLANE_ADVERTISE, key advertise): what clients are told to connect to in
+// /version's apiBaseUrls and in enrollment JWTs, and a name of the server certificate on a new PKI.
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { expectStatus, startTestServer, type TestServer } from '../support/harness.ts'
+
+describe('an advertised address', () => {
+  let srv: TestServer
+  beforeAll(async () => {
+    srv = await startTestServer({ advertise: { host: 'ctrl.example.net', port: 8441 } })
+  })
+  afterAll(async () => {
+    await srv.stop()
+  })
+
+  it('is the base of every apiBaseUrl in /version', async () => {
+    const res = await srv.raw.get('/version')
+    expectStatus(res, 200)
+    for (const binding of Object.values(res.body.data.apiVersions) as any[]) {
+      expect(binding.v1.apiBaseUrls).toEqual([`https://ctrl.example.net:8441${binding.v1.path}`])
+    }
+    expect(srv.server.advertisedUrl).toBe('https://ctrl.example.net:8441')
+  })
+
+  it('is a name of the server certificate of a new PKI', () => {
+    expect(srv.server.pki.server.view.dnsNames).toContain('ctrl.example.net')
+    expect(srv.server.pki.sansMissing).toEqual([])
+  })
+})
+
+describe('without an advertised address', () => {
+  let srv: TestServer
+  beforeAll(async () => {
+    srv = await startTestServer({ host: '0.0.0.0' })
+  })
+  afterAll(async () => {
+    await srv.stop()
+  })
+
+  it('advertises localhost and the listener\'s port for a wildcard bind', async () => {
+    const res = await srv.raw.get('/version')
+    expect(res.body.data.apiVersions['edge-client'].v1.apiBaseUrls).toEqual([`https://localhost:${srv.server.port}/edge/client/v1`])
+  })
+})
