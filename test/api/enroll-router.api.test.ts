@@ -8,7 +8,10 @@ import { exportPrivateKeyPem, generateKeyPair, type KeySpec } from '../../src/pk
 import { parseCertificatesPem } from '../../src/pki/pki-certs.ts'
 import { verifyCertificateChain } from '../../src/pki/pki-chain.ts'
 import { expectError, expectStatus, startTestServer, type ApiResponse, type TestServer } from '../support/harness.ts'
-import { makeCsrPem } from '../support/pki.ts'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { hasOpenssl, makeCsrPem, runOpenssl } from '../support/pki.ts'
 
 let srv: TestServer
 beforeAll(async () => {
@@ -316,6 +319,35 @@ describe('durability', () => {
     expectStatus(await extend({ certCsr: next.client, serverCertCsr: next.server }, tls), 200)
     const csrs = await routerCsrs(pending)
     expectStatus(await enrollErott({ token, clientCsr: csrs.client, serverCsr: csrs.server }), 200)
+  })
+})
+
+describe('a router enrolled with openssl CSRs, as the README shows', () => {
+  it.skipIf(!hasOpenssl)('enrolls, extends and is re-enrolled', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'edgeplane-openssl-router-'))
+    const at = (f: string) => join(dir, f)
+    const read = (f: string) => readFileSync(at(f), 'utf8')
+    try {
+      const id = await srv.create('/edge-routers', { name: 'edge-1' })
+      const token = (await edgeRouter(id)).enrollmentToken
+      const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes']
+      expect((await runOpenssl(['req', '-new', ...ec, '-keyout', at('router.key'), '-subj', `/CN=${id}`, '-out', at('router-client.csr')])).code).toBe(0)
+      expect((await runOpenssl(['req', '-new', ...ec, '-keyout', at('router-server.key'), '-subj', `/CN=${id}`,
+        '-addext', 'subjectAltName=DNS:edge-1.example.net,IP:192.0.2.10', '-out', at('router-server.csr')])).code).toBe(0)
+      const res = await enrollErott({ token, clientCsr: read('router-client.csr'), serverCsr: read('router-server.csr') })
+      expectStatus(res, 200)
+      const [server] = parseCertificatesPem(res.body.data.serverCert)
+      expect(server).toMatchObject({ dnsNames: ['edge-1.example.net'], ipAddresses: ['192.0.2.10'] })
+
+      const renewed = await extend({ certCsr: read('router-client.csr'), serverCertCsr: read('router-server.csr') }, { cert: res.body.data.cert, key: read('router.key') })
+      expectStatus(renewed, 200)
+      expect((await edgeRouter(id)).fingerprint).toBe(parseCertificatesPem(renewed.body.data.cert)[0].fingerprintSha1)
+      // without a body, as curl -X POST sends it
+      expectStatus(await srv.mgmt('POST', `/edge-routers/${id}/re-enroll`), 200)
+      expect(await edgeRouter(id)).toMatchObject({ isVerified: false, fingerprint: '' })
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })
 
