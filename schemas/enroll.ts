@@ -1,13 +1,27 @@
 /**
  * Enrollment wire shapes (Client API, no session). Members are optional as in the spec: a missing token or CSR is
  * the flow's coded refusal (INVALID_ENROLLMENT_TOKEN, COULD_NOT_PROCESS_CSR), not a schema failure.
- * @see edge-api client.yml ottEnrollmentRequest, genericEnroll, enrollmentCerts
+ * @see edge-api client.yml ottEnrollmentRequest, erOttEnrollmentRequest, routerExtendEnrollmentRequest, genericEnroll,
+ *   enrollmentCerts
  */
 import { Type } from '@sinclair/typebox'
 
 export const OttEnrollmentRequest = Type.Object({
   token: Type.Optional(Type.String()),
   clientCsr: Type.Optional(Type.String()),
+})
+
+/** Router enrollment: the client (control channel) and server (listeners) CSRs. */
+export const ErOttEnrollmentRequest = Type.Object({
+  token: Type.Optional(Type.String()),
+  clientCsr: Type.Optional(Type.String()),
+  serverCsr: Type.Optional(Type.String()),
+})
+
+/** A router's new CSRs, sent over its current client certificate; both required, as in the spec. */
+export const RouterExtendEnrollmentRequest = Type.Object({
+  certCsr: Type.String(),
+  serverCertCsr: Type.String(),
 })
 
 export const UpdbEnrollQuery = Type.Object({ token: Type.Optional(Type.String()) }, { additionalProperties: true })

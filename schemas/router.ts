@@ -36,7 +36,7 @@ export const RouterUpdate = Type.Object({ ...routerSettable, name: Name })
 export const RouterPatch = Type.Object({ ...routerSettable, name: Type.Optional(Name) })
 
 /**
- * Enrollment and certificate fields both router views carry; null until router enrollment exists. The spec types
+ * Enrollment and certificate fields both router views carry: the outstanding enrollment (null when none). The spec types
  * `fingerprint` as a plain string (required on routerDetail): "" until the router has a certificate.
  */
 const enrollmentFields = {

@@ -23,6 +23,7 @@ import { reconcileRouterIdentities } from './flows/routers/router-identity.ts'
 import { createEnrollmentMethodRegistry } from './flows/enroll/enroll-method.ts'
 import { createOttEnrollMethod } from './flows/enroll/enroll-ott.ts'
 import { createUpdbEnrollMethod } from './flows/enroll/enroll-updb.ts'
+import { createErottEnrollMethod } from './flows/enroll/enroll-erott.ts'
 import { enrollRoutes } from './http/routes/client/enroll-routes.ts'
 import { enrollmentRoutes } from './http/routes/management/enrollment-routes.ts'
 import { sessionsWithoutAccess } from './domain/session/service-session-types.ts'
@@ -200,10 +201,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     advertisedUrl: () => baseUrl,
     enrollmentDurationMs: opts.enrollmentDurationMs ?? DEFAULTS.enrollmentDurationMs,
   }
+  const routerEnrollments = createErottEnrollMethod({ ...enrollmentJwts, graph, log })
   const enrollments = createEnrollmentMethodRegistry([
     // the SPIFFE trust domain is stable for the life of the PKI: the root CA's fingerprint
     createOttEnrollMethod({ ...enrollmentJwts, identities, trustDomain: pki.root.view.fingerprintSha1 }),
     createUpdbEnrollMethod({ ...enrollmentJwts, identities }),
+    routerEnrollments,
   ])
   const resolver = createSessionResolver({ identities, sessions, clock, timeoutMs })
   const routes: RouteDef[] = []
@@ -217,7 +220,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...apiSessionRoutes({ identities, sessions }),
     ...summaryRoutes({ identities, sessions, graph }),
     ...externalJwtSignerRoutes(),
-    ...enrollRoutes({ enrollments }),
+    ...enrollRoutes({ enrollments, routerEnrollments }),
     ...enrollmentRoutes({ identities, enrollments, clock }),
     ...clientServiceRoutes({ graph, reads, tokens, clock, startedAt }),
     ...sessionRoutes({ graph, sessions, reads, tokens, clock }),
@@ -225,8 +228,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...configTypeRoutes(graphRouteDeps),
     ...configRoutes(graphRouteDeps),
     ...serviceRoutes(graphRouteDeps),
-    ...edgeRouterRoutes(graphRouteDeps),
-    ...routerRoutes(graphRouteDeps),
+    ...edgeRouterRoutes({ ...graphRouteDeps, routerEnrollments }),
+    ...routerRoutes({ ...graphRouteDeps, routerEnrollments }),
     ...terminatorRoutes(graphRouteDeps),
     ...servicePolicyRoutes(graphRouteDeps),
     ...edgeRouterPolicyRoutes(graphRouteDeps),

@@ -29,6 +29,10 @@ export const API_ERRORS = {
   INVALID_ENROLLMENT_TOKEN: { status: 400, message: 'The supplied token is not valid' },
   INVALID_ENROLL_METHOD: { status: 400, message: 'The enrollment method supplied is not valid' },
   COULD_NOT_PROCESS_CSR: { status: 400, message: 'The supplied csr could not be processed' },
+  EDGE_ROUTER_ENROLL_COMMON_NAME_INVALID: {
+    status: 400,
+    message: "The edge router CSR enrollment must have a common name that matches the edge router's id",
+  },
   MISSING_OR_INVALID_CSR: { status: 400, message: 'The supplied enrollment request is missing or contains an invalid CSR' },
   EXPECTED_PEM_CERTIFICATE: { status: 400, message: "expected PEM block type 'CERTIFICATE'" },
   COULD_NOT_PARSE_PEM_BLOCK: { status: 400, message: "The certificate's PEM block could not be parsed" },

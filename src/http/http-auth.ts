@@ -26,6 +26,9 @@ export const PUBLIC_ROUTES: ReadonlySet<string> = new Set([
   'client POST /enroll',
   'client POST /enroll/ott',
   'client POST /enroll/updb',
+  'client POST /enroll/erott',
+  // a router proves itself with its current client certificate, not a session
+  'client POST /enroll/extend/router',
   'GET /',
   'GET /version',
   'GET /enumerated-capabilities',

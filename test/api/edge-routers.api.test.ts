@@ -17,7 +17,7 @@ afterAll(async () => {
 const create = (path: string, body: Record<string, unknown>) => srv.create(path, body)
 
 describe('POST /edge-routers', () => {
-  it('creates an edge router: offline, not enrolled, not tunneling', async () => {
+  it('creates an edge router: offline, not enrolled (an enrollment outstanding), not tunneling', async () => {
     const id = await create('/edge-routers', { name: 'er-a', roleAttributes: ['eu'], cost: 7, appData: { k: 'v' } })
     const d = (await srv.mgmt.get(`/edge-routers/${id}`)).body.data
     expect([...Value.Errors(EdgeRouterDetail, d)]).toEqual([])
@@ -25,7 +25,9 @@ describe('POST /edge-routers', () => {
     expect(d).toMatchObject({ isTunnelerEnabled: false, disabled: false, noTraversal: false })
     // not enrolled: no certificate, so no fingerprint ("", never null: a plain string in the spec)
     expect(d.fingerprint).toBe('')
-    expect(d).toMatchObject({ enrollmentToken: null, enrollmentJwt: null, enrollmentCreatedAt: null, enrollmentExpiresAt: null })
+    // its erott enrollment: test/api/enroll-router.api.test.ts
+    expect(d.enrollmentToken).toMatch(/^[0-9a-f-]{36}$/)
+    expect(d.enrollmentJwt).toBeString()
     expectError(await srv.mgmt.get(`/identities/${id}`), 404, 'NOT_FOUND')
   })
 

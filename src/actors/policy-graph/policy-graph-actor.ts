@@ -39,7 +39,7 @@ import {
   type GraphCtx,
   type PolicyGraphLookups,
 } from './policy-graph-policies.ts'
-import { deleteRouter, deleteTerminator, saveRouter, saveTerminator } from './policy-graph-routers.ts'
+import { deleteRouter, deleteTerminator, enrollRouter, extendRouter, reEnrollRouter, saveRouter, saveTerminator } from './policy-graph-routers.ts'
 import { PolicyGraphState } from './policy-graph-state.ts'
 
 export type { PolicyGraphLookups } from './policy-graph-policies.ts'
@@ -70,11 +70,17 @@ function behavior(lookups: PolicyGraphLookups): ActorBehavior<PolicyGraphState, 
         case 'service.delete':
           return deleteService(ctx, msg.id)
         case 'router.create':
-          return saveRouter(ctx, undefined, msg.input, false, msg.isEdge)
+          return saveRouter(ctx, undefined, msg.input, false, msg.isEdge, { id: msg.id, enrollment: msg.enrollment })
         case 'router.update':
           return void saveRouter(ctx, msg.id, msg.input, msg.replace)
         case 'router.delete':
           return deleteRouter(ctx, msg.id)
+        case 'router.enroll':
+          return enrollRouter(ctx, msg.token, msg.fingerprint)
+        case 'router.extend':
+          return extendRouter(ctx, msg.id, msg.previous, msg.fingerprint)
+        case 'router.reEnroll':
+          return reEnrollRouter(ctx, msg.id, msg.enrollment)
         case 'terminator.create':
           return saveTerminator(ctx, undefined, msg.input, false)
         case 'terminator.update':
@@ -124,7 +130,8 @@ export async function startPolicyGraphActor(store: Store, deps: ActorSystemDeps,
   load<ConfigType>('config-types', (v) => state.putConfigType(v))
   load<Config>('configs', (v) => state.putConfig(v))
   load<Service>('services', (v) => state.putService(v))
-  load<Router>('routers', (v) => state.putRouter(v))
+  // routers stored before router enrollment have no enrollment member: read as none
+  load<Router>('routers', (v) => state.putRouter(v.enrollment === undefined ? { ...v, enrollment: null } : v))
   load<Terminator>('terminators', (v) => state.putTerminator(v))
   load<ServicePolicy>('service-policies', (v) => state.putServicePolicy(v))
   load<EdgeRouterPolicy>('edge-router-policies', (v) => state.putEdgeRouterPolicy(v))

@@ -12,6 +12,7 @@ import type {
   EdgeRouterPolicy,
   IndexPolicy,
   Router,
+  RouterEnrollment,
   Service,
   ServiceConfigOverride,
   ServiceEdgeRouterPolicy,
@@ -28,6 +29,8 @@ export type ConfigTypeFields = Fields<ConfigType, 'name' | 'schema' | 'target' |
 export type ConfigFields = Fields<Config, 'name' | 'configTypeId' | 'data' | 'tags'>
 export type ServiceFields = Fields<Service, 'name' | 'roleAttributes' | 'configs' | 'encryptionRequired' | 'terminatorStrategy' | 'maxIdleTimeMillis' | 'tags'>
 export type RouterFields = Fields<Router, 'name' | 'roleAttributes' | 'cost' | 'noTraversal' | 'disabled' | 'isTunnelerEnabled' | 'appData' | 'tags'>
+/** A router enrollment as its maker hands it over; the actor adds `createdAt`. */
+export type NewRouterEnrollment = Omit<RouterEnrollment, 'createdAt'>
 export type TerminatorFields = Fields<Terminator, 'serviceId' | 'routerId' | 'binding' | 'address' | 'identity' | 'identitySecret' | 'cost' | 'precedence' | 'tags'>
 export type ServicePolicyFields = Fields<ServicePolicy, 'name' | 'type' | 'semantic' | 'identityRoles' | 'serviceRoles' | 'postureCheckRoles' | 'tags'>
 export type EdgeRouterPolicyFields = Fields<EdgeRouterPolicy, 'name' | 'semantic' | 'identityRoles' | 'edgeRouterRoles' | 'tags'>
@@ -43,8 +46,21 @@ export type PolicyGraphMsg =
   | { type: 'service.create'; input: ServiceFields; change: ChangeContext }
   | { type: 'service.update'; id: string; input: ServiceFields; replace: boolean; change: ChangeContext }
   | { type: 'service.delete'; id: string; change: ChangeContext }
-  /** `isEdge`: created through /edge-routers (true) or /routers (false). */
-  | { type: 'router.create'; input: RouterFields; isEdge: boolean; change: ChangeContext }
+  /**
+   * `isEdge`: created through /edge-routers (true) or /routers (false). `id` and `enrollment`: the id the caller chose
+   * so that the enrollment JWT could name it, and that enrollment (the router-identity flow always gives both; a
+   * router created without one is enrollable only after a re-enroll).
+   */
+  | { type: 'router.create'; input: RouterFields; isEdge: boolean; id?: string; enrollment?: NewRouterEnrollment; change: ChangeContext }
+  /**
+   * Redeems the router enrollment holding `token` (checked again here: unknown, used or expired tokens are refused):
+   * the router becomes verified with the client certificate `fingerprint`, and the enrollment is gone.
+   */
+  | { type: 'router.enroll'; token: string; fingerprint: string; change: ChangeContext }
+  /** Replaces the router's client certificate fingerprint, if it still is `previous` (else 401 UNAUTHORIZED). */
+  | { type: 'router.extend'; id: string; previous: string; fingerprint: string; change: ChangeContext }
+  /** Back to unenrolled: fingerprint removed, not verified, `enrollment` replaces any outstanding one. */
+  | { type: 'router.reEnroll'; id: string; enrollment: NewRouterEnrollment; change: ChangeContext }
   | { type: 'router.update'; id: string; input: RouterFields; replace: boolean; change: ChangeContext }
   | { type: 'router.delete'; id: string; change: ChangeContext }
   | { type: 'terminator.create'; input: TerminatorFields; change: ChangeContext }
@@ -79,6 +95,9 @@ export interface PolicyGraphReplies {
   'router.create': { id: string }
   'router.update': void
   'router.delete': void
+  'router.enroll': { id: string }
+  'router.extend': void
+  'router.reEnroll': void
   'terminator.create': { id: string }
   'terminator.update': void
   'terminator.delete': void

@@ -4,23 +4,42 @@
  * created in the same transaction as the router (or the update that turns tunneling on) and removed when tunneling
  * is turned off or the router is deleted. The router's identity lives in the identity actor; here its name is only
  * checked to be free. Fabric routers (isEdge false) carry no edge fields, emit no events and join no policy.
+ *
+ * Router enrollment (erott) lives in the router record (`enrollment`, `fingerprint`, `isVerified`): a router has at
+ * most one enrollment, its view shows it, and redeeming it, extending the certificate or re-enrolling each change
+ * that one record in one transaction.
  */
 import { ApiError } from '../../errors/api-error.ts'
 import { newShortId } from '../../lib/ids.ts'
 import { decideCost, decideName, decidePrecedence, decideRequired, duplicateName } from '../../domain/policy/graph-decide.ts'
 import { decideEntityRoleAttributes } from '../../domain/policy/policy-roles.ts'
-import type { EdgeRouterPolicy, Router, Terminator } from '../../domain/policy/policy-types.ts'
-import type { RouterFields, TerminatorFields } from './policy-graph-messages.ts'
+import { decideRouterRedeemable } from '../../domain/enrollment/enrollment-decide.ts'
+import type { EdgeRouterPolicy, Router, RouterEnrollment, Terminator } from '../../domain/policy/policy-types.ts'
+import type { NewRouterEnrollment, RouterFields, TerminatorFields } from './policy-graph-messages.ts'
 import { pick, putPolicy, removePolicy, stripReferences, type GraphCtx } from './policy-graph-policies.ts'
 
 export const systemPolicyName = (routerId: string) => `edge-router-${routerId}-system`
 
-export function saveRouter(ctx: GraphCtx, id: string | undefined, input: RouterFields, replace: boolean, isEdge = true): { id: string } {
+/** What a create may bring: the id the caller chose and the router's first enrollment. */
+export interface RouterCreateExtras {
+  id?: string
+  enrollment?: NewRouterEnrollment
+}
+
+export function saveRouter(
+  ctx: GraphCtx,
+  id: string | undefined,
+  input: RouterFields,
+  replace: boolean,
+  isEdge = true,
+  created: RouterCreateExtras = {},
+): { id: string } {
   const s = ctx.state
   const prev = id === undefined ? undefined : s.routers.get(id)
   if (id !== undefined && !prev) throw ApiError.notFound()
+  if (created.id !== undefined && s.routers.has(created.id)) throw new Error(`router id ${created.id} is taken`)
   const edge = prev ? prev.isEdge : isEdge
-  const routerId = prev?.id ?? newShortId()
+  const routerId = prev?.id ?? created.id ?? newShortId()
   const name = input.name !== undefined || !prev ? decideName('routers', input.name, (n) => s.routers.idByName(n), prev?.id) : prev.name
   const cost = decideCost('cost', pick(input.cost, replace, 0, prev?.cost ?? 0))
   const roleAttributes = !edge
@@ -50,6 +69,7 @@ export function saveRouter(ctx: GraphCtx, id: string | undefined, input: RouterF
     appData: !edge ? null : input.appData !== undefined ? (input.appData ?? null) : replace || !prev ? null : prev.appData,
     fingerprint: prev?.fingerprint ?? null,
     isVerified: prev?.isVerified ?? false,
+    enrollment: prev ? prev.enrollment : created.enrollment ? routerEnrollment(ctx, created.enrollment) : null,
     hostname: prev?.hostname ?? '',
     supportedProtocols: prev?.supportedProtocols ?? {},
     tags: pick(input.tags, replace, {}, prev?.tags ?? {}),
@@ -76,6 +96,38 @@ export function saveRouter(ctx: GraphCtx, id: string | undefined, input: RouterF
     removePolicy(ctx, { kind: 'edge-router-policy', policy: system })
   }
   return { id: next.id }
+}
+
+function routerEnrollment(ctx: GraphCtx, e: NewRouterEnrollment): RouterEnrollment {
+  return { token: e.token, jwt: e.jwt, expiresAt: e.expiresAt, createdAt: ctx.tx.now }
+}
+
+/** Writes a changed router record (enrollment fields only: names, roles and policies stay as they are). */
+function putRouterRecord(ctx: GraphCtx, prev: Router, next: Router): void {
+  ctx.state.putRouter(next)
+  ctx.tx.put('routers', next.id, next)
+  if (next.isEdge) ctx.tx.emit({ type: 'graph.router.put', router: next, previous: prev })
+}
+
+/** Redeems the enrollment holding `token`: the router is verified with the certificate `fingerprint`. */
+export function enrollRouter(ctx: GraphCtx, token: string, fingerprint: string): { id: string } {
+  const prev = decideRouterRedeemable(ctx.state.routerOfEnrollmentToken(token), token, ctx.tx.now)
+  putRouterRecord(ctx, prev, { ...prev, fingerprint, isVerified: true, enrollment: null, updatedAt: ctx.tx.now })
+  return { id: prev.id }
+}
+
+/** Moves a verified router to a new client certificate, if `previous` still is its current one. */
+export function extendRouter(ctx: GraphCtx, id: string, previous: string, fingerprint: string): void {
+  const prev = ctx.state.routers.get(id)
+  if (!prev || prev.fingerprint !== previous) throw ApiError.unauthorized()
+  putRouterRecord(ctx, prev, { ...prev, fingerprint, updatedAt: ctx.tx.now })
+}
+
+/** Back to unenrolled with a new enrollment; an outstanding one is replaced (its token stops working). */
+export function reEnrollRouter(ctx: GraphCtx, id: string, enrollment: NewRouterEnrollment): void {
+  const prev = ctx.state.routers.get(id)
+  if (!prev) throw ApiError.notFound()
+  putRouterRecord(ctx, prev, { ...prev, fingerprint: null, isVerified: false, enrollment: routerEnrollment(ctx, enrollment), updatedAt: ctx.tx.now })
 }
 
 /** Deletes a router with its terminators and its system policy, and drops its `@id` from other policies. */

@@ -57,6 +57,8 @@ export class PolicyGraphState implements PolicyGraphReads {
   private readonly servicesByConfig = new MultiIndex()
   private readonly terminatorsByService = new MultiIndex()
   private readonly terminatorsByRouter = new MultiIndex()
+  private readonly routerByToken = new Map<string, string>()
+  private readonly routerByFingerprint = new Map<string, string>()
   private readonly overrides = new Map<string, ServiceConfigOverride>()
   private readonly overrideKeysByIdentity = new MultiIndex()
   private readonly overrideKeysByService = new MultiIndex()
@@ -96,6 +98,18 @@ export class PolicyGraphState implements PolicyGraphReads {
   }
   terminatorsOfService(serviceId: string): Terminator[] {
     return sortedRecords(this.terminatorsByService.get(serviceId), this.terminators)
+  }
+  routerOfEnrollmentToken(token: string): Router | undefined {
+    const id = this.routerByToken.get(token)
+    return id === undefined ? undefined : this.routers.get(id)
+  }
+  routerOfFingerprint(fingerprint: string): Router | undefined {
+    const id = this.routerByFingerprint.get(fingerprint)
+    return id === undefined ? undefined : this.routers.get(id)
+  }
+  private unindexRouter(prev: Router | undefined): void {
+    if (prev?.enrollment) this.routerByToken.delete(prev.enrollment.token)
+    if (prev?.fingerprint) this.routerByFingerprint.delete(prev.fingerprint)
   }
   terminatorsOfRouter(routerId: string): Terminator[] {
     return sortedRecords(this.terminatorsByRouter.get(routerId), this.terminators)
@@ -188,11 +202,15 @@ export class PolicyGraphState implements PolicyGraphReads {
     for (const c of prev?.configs ?? []) this.servicesByConfig.delete(c, id)
   }
   putRouter(next: Router): void {
+    this.unindexRouter(this.routers.get(next.id))
+    if (next.enrollment) this.routerByToken.set(next.enrollment.token, next.id)
+    if (next.fingerprint) this.routerByFingerprint.set(next.fingerprint, next.id)
     this.t.routers.put(next)
     if (next.isEdge) this.t.edgeRouters.put(next)
     else this.t.edgeRouters.remove(next.id)
   }
   removeRouter(id: string): void {
+    this.unindexRouter(this.routers.get(id))
     this.t.routers.remove(id)
     this.t.edgeRouters.remove(id)
   }

@@ -56,6 +56,10 @@ export interface PolicyGraphReads extends ConfigLookup {
   serviceIdsUsingConfig(configId: string): ReadonlySet<string>
   terminatorsOfService(serviceId: string): readonly Terminator[]
   terminatorsOfRouter(routerId: string): readonly Terminator[]
+  /** The router whose outstanding enrollment has this token. */
+  routerOfEnrollmentToken(token: string): Router | undefined
+  /** The router whose current client certificate has this SHA-1 fingerprint. */
+  routerOfFingerprint(fingerprint: string): Router | undefined
   /** The identity's overrides, ordered by service id then config id. */
   overridesOf(identityId: string): readonly ServiceConfigOverride[]
   overridesOfService(serviceId: string): readonly ServiceConfigOverride[]

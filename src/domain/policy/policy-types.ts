@@ -67,11 +67,25 @@ export type Router = DeepReadonly<StoredFields & {
   disabled: boolean
   isTunnelerEnabled: boolean
   appData: Record<string, unknown> | null
-  /** Filled by router enrollment (a later issue). */
+  /** SHA-1 of the router's current client certificate (lowercase hex); null until enrolled or after a re-enroll. */
   fingerprint: string | null
+  /** True once the router redeemed an enrollment; false again after a re-enroll. */
   isVerified: boolean
+  /** The outstanding router enrollment (erott), null once redeemed. At most one per router. */
+  enrollment: RouterEnrollment | null
   hostname: string
   supportedProtocols: Record<string, string>
+}>
+
+/**
+ * A router's outstanding enrollment: its one-time token, the JWT carrying it (em erott) and its expiry. Part of the
+ * router record: a router has at most one, it shows in the router's view, and redeeming it changes the same record.
+ */
+export type RouterEnrollment = DeepReadonly<{
+  token: string
+  jwt: string
+  createdAt: number
+  expiresAt: number
 }>
 
 export type Terminator = DeepReadonly<StoredFields & {

@@ -4,6 +4,9 @@
  * Router, marked `isRouterIdentity`; no other identity is so marked. Either router API (edge-routers, routers) writes
  * through here.
  *
+ * A new router (edge or fabric) is created with its first enrollment (erott): the flow chooses the router id, has the
+ * enrollment JWT made for it, then the graph stores router and enrollment in one transaction.
+ *
  * Failure story:
  * - The graph writes first (router and its system policy in one transaction); a refusal there writes nothing.
  * - The identity follows second, and no rule can refuse it: its id is the router's (ids are unique), the graph refused
@@ -19,7 +22,8 @@ import type { Identity } from '../../domain/identity/identity-types.ts'
 import type { Router } from '../../domain/policy/policy-types.ts'
 import type { IdentityActor } from '../../actors/identity/identity-actor.ts'
 import type { PolicyGraphActor } from '../../actors/policy-graph/policy-graph-actor.ts'
-import type { RouterFields } from '../../actors/policy-graph/policy-graph-messages.ts'
+import type { NewRouterEnrollment, RouterFields } from '../../actors/policy-graph/policy-graph-messages.ts'
+import { newShortId } from '../../lib/ids.ts'
 import type { ChangeContext } from '../../actors/runtime/actor-runtime.ts'
 
 export interface RouterFlowDeps {
@@ -36,8 +40,21 @@ export interface RouterIdentitySync {
   present: boolean
 }
 
-export async function createRouter(deps: RouterFlowDeps, input: RouterFields, isEdge: boolean, change: ChangeContext): Promise<{ id: string }> {
-  const { id } = await deps.graph.ask({ type: 'router.create', input, isEdge, change })
+/** What makes a new router's enrollment (the erott enrollment module, enroll-erott.ts). */
+export interface RouterEnrollmentMaker {
+  newEnrollment(target: { id: string; name: string }): Promise<NewRouterEnrollment>
+}
+
+export async function createRouter(
+  deps: RouterFlowDeps & { routerEnrollments: RouterEnrollmentMaker },
+  input: RouterFields,
+  isEdge: boolean,
+  change: ChangeContext,
+): Promise<{ id: string }> {
+  const routerId = newShortId()
+  // the name is checked by the graph; the JWT does not carry it
+  const enrollment = await deps.routerEnrollments.newEnrollment({ id: routerId, name: input.name ?? '' })
+  const { id } = await deps.graph.ask({ type: 'router.create', input, isEdge, id: routerId, enrollment, change })
   await syncRouterIdentity(deps, id, change)
   return { id }
 }

@@ -1,7 +1,8 @@
 /**
  * Router records → edge router (Management) and fabric router wire details and filter rows.
- * Routers are never connected yet: isOnline/connected are false and the enrollment fields null. `fingerprint` is a
- * string in the spec (required on routerDetail): "" while the router has no certificate, never null.
+ * Routers are never connected yet: isOnline/connected are false. The enrollment fields show the outstanding erott
+ * enrollment, null when there is none. `fingerprint` is a string in the spec (required on routerDetail): "" while the
+ * router has no certificate, never null.
  */
 import type { Router } from '../../domain/policy/policy-types.ts'
 import { selfLink } from '../http-envelope.ts'
@@ -26,10 +27,10 @@ function common(r: Router) {
     isOnline: false,
     fingerprint: r.fingerprint ?? '',
     isVerified: r.isVerified,
-    enrollmentCreatedAt: null,
-    enrollmentExpiresAt: null,
-    enrollmentJwt: null,
-    enrollmentToken: null,
+    enrollmentCreatedAt: r.enrollment ? iso(r.enrollment.createdAt) : null,
+    enrollmentExpiresAt: r.enrollment ? iso(r.enrollment.expiresAt) : null,
+    enrollmentJwt: r.enrollment?.jwt ?? null,
+    enrollmentToken: r.enrollment?.token ?? null,
     unverifiedCertPem: null,
     unverifiedFingerprint: null,
     ctrlChanListeners: {},

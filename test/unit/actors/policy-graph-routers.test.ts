@@ -193,3 +193,60 @@ describe('terminators', () => {
     await expectCode(h.ask({ type: 'terminator.delete', id }), 'NOT_FOUND')
   })
 })
+
+describe('router enrollment in the router record', () => {
+  const enrollment = (token: string, expiresAt = 1_700_000_000_000 + 60_000) => ({ token, jwt: `jwt-${token}`, expiresAt })
+  const enrolled = async (name: string, token: string) =>
+    ((await h.ask({ type: 'router.create', input: { name }, isEdge: true, id: `id-${name}`, enrollment: enrollment(token) })) as { id: string }).id
+
+  it('case=create takes the chosen id and the enrollment, findable by its token', async () => {
+    const id = await enrolled('er-e1', 'tok-1')
+    expect(id).toBe('id-er-e1')
+    const r = h.actor.snapshot().routers.get(id)!
+    expect(r).toMatchObject({ isVerified: false, fingerprint: null, enrollment: { token: 'tok-1', jwt: 'jwt-tok-1', createdAt: h.clock.now() } })
+    expect(h.actor.snapshot().routerOfEnrollmentToken('tok-1')?.id).toBe(id)
+  })
+
+  it('case=enroll verifies the router with the fingerprint and consumes the token, once', async () => {
+    const id = await enrolled('er-e2', 'tok-2')
+    h.clearEvents()
+    expect(await h.ask({ type: 'router.enroll', token: 'tok-2', fingerprint: 'fp-2' })).toEqual({ id })
+    const s = h.actor.snapshot()
+    expect(s.routers.get(id)).toMatchObject({ isVerified: true, fingerprint: 'fp-2', enrollment: null })
+    expect(s.routerOfEnrollmentToken('tok-2')).toBeUndefined()
+    expect(s.routerOfFingerprint('fp-2')?.id).toBe(id)
+    expect(h.eventsOf('graph.router.put').length).toBe(1)
+    await expectCode(h.ask({ type: 'router.enroll', token: 'tok-2', fingerprint: 'fp-other' }), 'INVALID_ENROLLMENT_TOKEN')
+    expect(h.actor.snapshot().routers.get(id)?.fingerprint).toBe('fp-2')
+  })
+
+  it('case=enroll refuses an expired token and writes nothing', async () => {
+    const id = await enrolled('er-e3', 'tok-3')
+    h.clock.advance(60_000)
+    await expectCode(h.ask({ type: 'router.enroll', token: 'tok-3', fingerprint: 'fp-3' }), 'ENROLLMENT_EXPIRED')
+    expect(h.actor.snapshot().routers.get(id)).toMatchObject({ isVerified: false, fingerprint: null })
+  })
+
+  it('case=extend moves the fingerprint only from the current one', async () => {
+    const id = await enrolled('er-e4', 'tok-4')
+    await h.ask({ type: 'router.enroll', token: 'tok-4', fingerprint: 'fp-a' })
+    await h.ask({ type: 'router.extend', id, previous: 'fp-a', fingerprint: 'fp-b' })
+    expect(h.actor.snapshot().routerOfFingerprint('fp-a')).toBeUndefined()
+    expect(h.actor.snapshot().routerOfFingerprint('fp-b')?.id).toBe(id)
+    await expectCode(h.ask({ type: 'router.extend', id, previous: 'fp-a', fingerprint: 'fp-c' }), 'UNAUTHORIZED')
+    expect(h.actor.snapshot().routers.get(id)?.fingerprint).toBe('fp-b')
+  })
+
+  it('case=reEnroll drops the certificate and replaces the enrollment; the rest is kept; it all survives a restart', async () => {
+    const id = await enrolled('er-e5', 'tok-5')
+    await h.ask({ type: 'router.update', id, input: { roleAttributes: ['x'], cost: 3 }, replace: false })
+    await h.ask({ type: 'router.enroll', token: 'tok-5', fingerprint: 'fp-5' })
+    await h.ask({ type: 'router.reEnroll', id, enrollment: enrollment('tok-6') })
+    await h.restart()
+    const s = h.actor.snapshot()
+    expect(s.routers.get(id)).toMatchObject({ name: 'er-e5', roleAttributes: ['x'], cost: 3, isVerified: false, fingerprint: null, enrollment: { token: 'tok-6' } })
+    expect(s.routerOfFingerprint('fp-5')).toBeUndefined()
+    expect(s.routerOfEnrollmentToken('tok-6')?.id).toBe(id)
+    await expectCode(h.ask({ type: 'router.reEnroll', id: 'nope', enrollment: enrollment('tok-7') }), 'NOT_FOUND')
+  })
+})

@@ -30,6 +30,11 @@ async function codeOf(p: Promise<unknown>): Promise<string> {
   return 'no error'
 }
 
+/** The flow's deps: the core plus a router enrollment maker (unsigned: these tests never redeem it). */
+const withEnrollments = (c: Core) => ({
+  ...c,
+  routerEnrollments: { newEnrollment: async () => ({ token: crypto.randomUUID(), jwt: 'unsigned', expiresAt: c.clock.now() + 60_000 }) },
+})
 const drift = () => routerIdentityDrift(core.graph.snapshot().routers, core.identities.snapshot())
 const identity = (id: string) => core.identities.snapshot().identity(id)
 /** The graph's write alone: what is on disk when the process dies before the identity follows. */
@@ -37,7 +42,7 @@ const graphOnly = (msg: Parameters<Core['graph']['ask']>[0]) => core.graph.ask(m
 
 describe('the router-identity flow', () => {
   it('gives a tunneler-enabled edge router an identity with its id and name, marked as the router\'s', async () => {
-    const { id } = await createRouter(core, { name: 'er-1', isTunnelerEnabled: true }, true, change)
+    const { id } = await createRouter(withEnrollments(core), { name: 'er-1', isTunnelerEnabled: true }, true, change)
     expect(identity(id)).toMatchObject({ id, name: 'er-1', typeId: 'Router', isAdmin: false, isRouterIdentity: true })
     await updateRouter(core, id, { name: 'er-1b' }, false, change)
     expect(identity(id)?.name).toBe('er-1b')
@@ -47,7 +52,7 @@ describe('the router-identity flow', () => {
   })
 
   it('refuses an admin delete of a router identity; deleting the router removes it', async () => {
-    const { id } = await createRouter(core, { name: 'er-guard', isTunnelerEnabled: true }, true, change)
+    const { id } = await createRouter(withEnrollments(core), { name: 'er-guard', isTunnelerEnabled: true }, true, change)
     expect(await codeOf(core.identities.ask({ type: 'identity.delete', id, change }))).toBe('400 ENTITY_CAN_NOT_BE_DELETED')
     expect(identity(id)).toBeDefined()
     await deleteRouter(core, id, change)
@@ -79,7 +84,7 @@ describe('a crash between the graph\'s write and the identity\'s, then a restart
   })
 
   it('a renamed router renames its identity', async () => {
-    const { id } = await createRouter(core, { name: 'er-r', isTunnelerEnabled: true }, true, change)
+    const { id } = await createRouter(withEnrollments(core), { name: 'er-r', isTunnelerEnabled: true }, true, change)
     await graphOnly({ type: 'router.update', id, input: { name: 'er-r2' }, replace: false, change })
     await core.restart()
     await reconcileRouterIdentities(core, change)
@@ -88,8 +93,8 @@ describe('a crash between the graph\'s write and the identity\'s, then a restart
   })
 
   it('a deleted router, or one whose tunneling was turned off, loses its identity; other Router-typed identities stay', async () => {
-    const a = await createRouter(core, { name: 'er-d', isTunnelerEnabled: true }, true, change)
-    const b = await createRouter(core, { name: 'er-off', isTunnelerEnabled: true }, true, change)
+    const a = await createRouter(withEnrollments(core), { name: 'er-d', isTunnelerEnabled: true }, true, change)
+    const b = await createRouter(withEnrollments(core), { name: 'er-off', isTunnelerEnabled: true }, true, change)
     const manual = await core.identities.ask({ type: 'identity.create', input: { name: 'typed-router', typeId: 'Router' }, change })
     await graphOnly({ type: 'router.delete', id: a.id, change })
     await graphOnly({ type: 'router.update', id: b.id, input: { isTunnelerEnabled: false }, replace: false, change })
@@ -103,8 +108,8 @@ describe('a crash between the graph\'s write and the identity\'s, then a restart
   })
 
   it('a reconcile with nothing to do writes nothing', async () => {
-    await createRouter(core, { name: 'er-ok', isTunnelerEnabled: true }, true, change)
-    await createRouter(core, { name: 'fabric', isTunnelerEnabled: false }, false, change)
+    await createRouter(withEnrollments(core), { name: 'er-ok', isTunnelerEnabled: true }, true, change)
+    await createRouter(withEnrollments(core), { name: 'fabric', isTunnelerEnabled: false }, false, change)
     await core.restart()
     expect(await reconcileRouterIdentities(core, change)).toEqual([])
   })

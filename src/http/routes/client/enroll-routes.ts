@@ -1,22 +1,41 @@
 /**
- * Client API enrollment, without a session: `POST /enroll/ott`, `POST /enroll/updb?token=` (JSON) and the generic
+ * Client API enrollment, without a session: `POST /enroll/ott`, `POST /enroll/updb?token=`, `POST /enroll/erott`
+ * (JSON), `POST /enroll/extend/router` (JSON, over the router's current client certificate) and the generic
  * `POST /enroll?method=…&token=…` (a PEM CSR body, or JSON). The routes check the media types and dispatch to the
  * registered enrollment module; the module decides everything else.
  * - the answer is JSON only: an `Accept` that allows neither application/json nor a wildcard is 415 UNSUPPORTED_MEDIA
  * - the generic form takes application/json, application/x-pem-file, text/plain, application/pkcs7 or no content
  *   type; any other is 415 UNSUPPORTED_MEDIA
  * - a method no module redeems: 400 INVALID_ENROLL_METHOD
- * @see controller-behaviour.md §6 "Enroll endpoints"; edge-api client.yml POST /enroll, /enroll/ott, /enroll/updb
+ * @see controller-behaviour.md §6 "Enroll endpoints"; edge-api client.yml POST /enroll, /enroll/ott, /enroll/updb,
+ *   /enroll/erott, /enroll/extend/router
  */
 import { ApiError } from '../../../errors/api-error.ts'
 import type { EnrollmentMethodRegistry } from '../../../flows/enroll/enroll-method.ts'
-import { EnrollmentCerts, GenericEnrollBody, GenericEnrollQuery, OttEnrollmentRequest, UpdbCredentials, UpdbEnrollQuery, UpdbEnrollResult } from '../../../../schemas/enroll.ts'
+import type { ErottEnrollMethod } from '../../../flows/enroll/enroll-erott.ts'
+import {
+  EnrollmentCerts,
+  ErOttEnrollmentRequest,
+  GenericEnrollBody,
+  GenericEnrollQuery,
+  OttEnrollmentRequest,
+  RouterExtendEnrollmentRequest,
+  UpdbCredentials,
+  UpdbEnrollQuery,
+  UpdbEnrollResult,
+} from '../../../../schemas/enroll.ts'
 import { ok } from '../../http-envelope.ts'
 import { route, type RouteCtx, type RouteDef } from '../../http-route.ts'
 import { peerOf } from '../../peer-cert.ts'
 import { changeOf } from '../route-change.ts'
 
-const ROUTES = { generic: '/enroll', ott: '/enroll/ott', updb: '/enroll/updb' } as const
+const ROUTES = {
+  generic: '/enroll',
+  ott: '/enroll/ott',
+  updb: '/enroll/updb',
+  erott: '/enroll/erott',
+  extendRouter: '/enroll/extend/router',
+} as const
 
 const GENERIC_CONTENT_TYPES = new Set(['', 'application/json', 'application/x-pem-file', 'text/plain', 'application/pkcs7'])
 const JSON_ACCEPTS = new Set(['application/json', 'application/*', '*/*'])
@@ -36,6 +55,8 @@ export function decideAcceptsJson(request: Request): void {
 
 export interface EnrollRouteDeps {
   enrollments: EnrollmentMethodRegistry
+  /** The erott module: its certificate extension has a route of its own. */
+  routerEnrollments: Pick<ErottEnrollMethod, 'extend'>
 }
 
 export function enrollRoutes(deps: EnrollRouteDeps): RouteDef[] {
@@ -60,6 +81,19 @@ export function enrollRoutes(deps: EnrollRouteDeps): RouteDef[] {
       summary: 'Set the password of an updb enrollment with its one-time token', query: UpdbEnrollQuery, body: UpdbCredentials,
       response: UpdbEnrollResult,
       handle: (ctx) => redeem(ctx, 'updb', ctx.query.token),
+    }),
+    route({
+      method: 'POST', path: ROUTES.erott, apis: ['client'], access: 'public', tag: 'Enroll',
+      summary: 'Enroll a router with its one-time token, a client CSR and a server CSR', body: ErOttEnrollmentRequest, response: EnrollmentCerts,
+      handle: (ctx) => redeem(ctx, 'erott', undefined),
+    }),
+    route({
+      method: 'POST', path: ROUTES.extendRouter, apis: ['client'], access: 'public', tag: 'Enroll',
+      summary: "Renew a router's certificates over its current client certificate", body: RouterExtendEnrollmentRequest, response: EnrollmentCerts,
+      handle: async (ctx) => {
+        decideAcceptsJson(ctx.request)
+        return ok(await deps.routerEnrollments.extend(ctx.body, peerOf(ctx.request), changeOf(ctx)))
+      },
     }),
     route({
       method: 'POST', path: ROUTES.generic, apis: ['client'], access: 'public', tag: 'Enroll',

@@ -1,11 +1,13 @@
 /**
  * Management API: edge routers (CRUD) and their sub-lists: the policies selecting them, the identities and services
  * that may use them (from the policy index). Writes go through the router-identity flow, which keeps the identity of a
- * tunneler-enabled edge router in line with it.
+ * tunneler-enabled edge router in line with it. `POST /edge-routers/{id}/re-enroll` sends a router back to enrollment.
  */
 import type { RouterFields } from '../../../actors/policy-graph/policy-graph-messages.ts'
 import { createRouter, deleteRouter, updateRouter } from '../../../flows/routers/router-identity.ts'
-import type { RouteDef } from '../../http-route.ts'
+import type { ErottEnrollMethod } from '../../../flows/enroll/enroll-erott.ts'
+import { okEmpty } from '../../http-envelope.ts'
+import { route, type RouteDef } from '../../http-route.ts'
 import { IdentityDetail } from '../../../../schemas/identity.ts'
 import { EdgeRouterPolicyDetail, ServiceEdgeRouterPolicyDetail } from '../../../../schemas/policy.ts'
 import { EdgeRouterCreate, EdgeRouterDetail, EdgeRouterPatch, EdgeRouterUpdate } from '../../../../schemas/router.ts'
@@ -31,6 +33,7 @@ const ROUTES = {
   serviceEdgeRouterPolicies: '/edge-routers/:id/service-edge-router-policies',
   identities: '/edge-routers/:id/identities',
   services: '/edge-routers/:id/services',
+  reEnroll: '/edge-routers/:id/re-enroll',
 } as const
 
 const FIELDS = ['name', 'roleAttributes', 'cost', 'noTraversal', 'disabled', 'isTunnelerEnabled', 'appData', 'tags'] as const
@@ -42,7 +45,12 @@ function toFields(body: object): RouterFields {
   return f
 }
 
-export function edgeRouterRoutes(deps: GraphRouteDeps): RouteDef[] {
+export interface RouterRouteDeps extends GraphRouteDeps {
+  /** The erott module: makes new routers' enrollments and re-enrolls. */
+  routerEnrollments: Pick<ErottEnrollMethod, 'newEnrollment' | 'reEnroll'>
+}
+
+export function edgeRouterRoutes(deps: RouterRouteDeps): RouteDef[] {
   const edgeRouter = (id: string) => deps.graph.snapshot().edgeRouters.get(id)
   const sub = { tag: 'Edge Router', parent: edgeRouter }
   return [
@@ -53,6 +61,14 @@ export function edgeRouterRoutes(deps: GraphRouteDeps): RouteDef[] {
       create: (ctx) => createRouter(deps, toFields(ctx.body), true, changeOf(ctx)),
       update: (ctx, replace) => updateRouter(deps, found(edgeRouter(ctx.params.id)).id, toFields(ctx.body), replace, changeOf(ctx)),
       remove: (ctx) => deleteRouter(deps, found(edgeRouter(ctx.params.id)).id, changeOf(ctx)),
+    }),
+    route({
+      method: 'POST', path: ROUTES.reEnroll, apis: ['management'], access: 'admin', tag: 'Edge Router',
+      summary: 'Send an edge router back to enrollment: its certificate is no longer accepted, a new enrollment JWT replaces any outstanding one',
+      handle: async (ctx) => {
+        await deps.routerEnrollments.reEnroll(found(edgeRouter(ctx.params.id)).id, changeOf(ctx))
+        return okEmpty()
+      },
     }),
     subListRoute({
       ...sub, path: ROUTES.edgeRouterPolicies, summary: 'List the edge router policies selecting an edge router', response: EdgeRouterPolicyDetail,

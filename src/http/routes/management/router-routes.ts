@@ -7,7 +7,8 @@ import type { RouterFields } from '../../../actors/policy-graph/policy-graph-mes
 import { RouterCreate, RouterDetail, RouterPatch, RouterUpdate } from '../../../../schemas/router.ts'
 import type { RouteDef } from '../../http-route.ts'
 import { changeOf } from '../route-change.ts'
-import { crudRoutes, presentFields, routerListing, type GraphRouteDeps } from './crud-routes.ts'
+import { crudRoutes, presentFields, routerListing } from './crud-routes.ts'
+import type { RouterRouteDeps } from './edge-router-routes.ts'
 import { createRouter, deleteRouter, updateRouter } from '../../../flows/routers/router-identity.ts'
 
 const ROUTES = { list: '/routers', item: '/routers/:id' } as const
@@ -17,7 +18,7 @@ const FIELDS = ['name', 'cost', 'noTraversal', 'disabled', 'tags'] as const
 /** What a put resets the absent fabric fields to. */
 const FABRIC_DEFAULTS: RouterFields = { cost: 0, noTraversal: false, disabled: false, tags: {} }
 
-export function routerRoutes(deps: GraphRouteDeps): RouteDef[] {
+export function routerRoutes(deps: RouterRouteDeps): RouteDef[] {
   return [ROUTES, TRANSIT_ROUTES].flatMap((routes) => crudRoutes({
     tag: 'Router', routes, entity: 'routers', noun: routes === ROUTES ? 'router' : 'router (older path)', detail: RouterDetail,
     listing: () => routerListing(deps),
