@@ -20,6 +20,8 @@ import { createAuthMethodRegistry } from './flows/authenticate/auth-method.ts'
 import { createUpdbAuthMethod } from './flows/authenticate/auth-updb.ts'
 import { createCertAuthMethod, trustAnchorsOf } from './flows/authenticate/auth-cert.ts'
 import { createCertExtension } from './flows/authenticate/auth-cert-extend.ts'
+import { createSessionCertificates, sessionCertificateHolder } from './flows/sessions/session-certificate.ts'
+import { apiSessionCertificateRoutes } from './http/routes/client/api-session-certificate-routes.ts'
 import { reconcileRouterIdentities } from './flows/routers/router-identity.ts'
 import { createEnrollmentMethodRegistry } from './flows/enroll/enroll-method.ts'
 import { createOttEnrollMethod } from './flows/enroll/enroll-ott.ts'
@@ -197,7 +199,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const trustDomain = pki.root.view.fingerprintSha1
   const authMethods = createAuthMethodRegistry([
     createUpdbAuthMethod({ identities }),
-    createCertAuthMethod({ identities, clock, trustAnchors: trustAnchorsOf(ownCas, () => ca.snapshot()), log }),
+    createCertAuthMethod({
+      identities,
+      clock,
+      trustAnchors: trustAnchorsOf(ownCas, () => ca.snapshot()),
+      log,
+      sessionCertificate: sessionCertificateHolder({ sessions, identities, clock, timeoutMs }),
+    }),
   ])
   const enrollmentJwts = {
     ca,
@@ -210,6 +218,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     createUpdbEnrollMethod({ ...enrollmentJwts, identities }),
   ])
   const certExtension = createCertExtension({ identities, ca, clock, ownCas, trustDomain })
+  const sessionCertificates = createSessionCertificates({ sessions, ca, ownCas, trustDomain })
   const resolver = createSessionResolver({ identities, sessions, clock, timeoutMs })
   const routes: RouteDef[] = []
   const graphRouteDeps = { graph, identities, sessions, reads, clock }
@@ -226,6 +235,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...enrollmentRoutes({ identities, enrollments, clock }),
     ...clientServiceRoutes({ graph, reads, tokens, clock, startedAt }),
     ...sessionRoutes({ graph, sessions, reads, tokens, clock }),
+    ...apiSessionCertificateRoutes({ sessions, sessionCertificates }),
     ...identityPolicyRoutes(graphRouteDeps),
     ...configTypeRoutes(graphRouteDeps),
     ...configRoutes(graphRouteDeps),
