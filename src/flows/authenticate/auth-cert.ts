@@ -7,7 +7,9 @@
  *   session's authenticator, and never once expired, whatever the policy says
  * - a pending certificate of an extension (auth-cert-extend.ts) is neither, so it logs nobody in until verified
  * - the chain must verify (signatures, CA rights, validity windows at the controller's clock) up to one of the
- *   current trust anchors: the controller's own CAs and the verified, auth-enabled third-party CAs (`trustAnchorsOf`)
+ *   current trust anchors: the controller's own CAs and the verified, auth-enabled third-party CAs (`trustAnchorsOf`);
+ *   a leaf an anchor signed directly is checked by OpenSSL alone (pki-chain `isIssuedByTrustAnchor`), anything else
+ *   by the full path search
  * - a certificate past its notAfter passes only when the identity's authentication policy allows expired
  *   certificates (`primary.cert.allowExpiredCerts`, true in the default policy, as in the real controller)
  * - a leaf with an extendedKeyUsage that lacks clientAuth is refused (no extendedKeyUsage allows every use)
@@ -18,8 +20,8 @@
  */
 import { ApiError } from '../../errors/api-error.ts'
 import type { Clock } from '../../lib/clock.ts'
-import { readCertificateDer, toCertificateView, type CertificateView } from '../../pki/pki-certs.ts'
-import { verifyCertificateChain } from '../../pki/pki-chain.ts'
+import { readLeafFacts, type CertificateView } from '../../pki/pki-certs.ts'
+import { isIssuedByTrustAnchor, verifyCertificateChain } from '../../pki/pki-chain.ts'
 import type { IdentityActor } from '../../actors/identity/identity-actor.ts'
 import type { ThirdPartyCaReads } from '../../domain/ca/ca-reads.ts'
 import type { Authenticator } from '../../domain/identity/identity-types.ts'
@@ -68,9 +70,9 @@ export function createCertAuthMethod(deps: CertAuthDeps) {
     async authenticate(_input, peer: AuthPeer): Promise<PrimaryAuth> {
       const [leafDer, ...intermediates] = peer.certChainDer
       if (!leafDer) return refuse(peer, 'no client certificate was presented')
-      let leaf: CertificateView
+      let leaf: Pick<CertificateView, 'fingerprintSha1' | 'extKeyUsages'>
       try {
-        leaf = toCertificateView(readCertificateDer(leafDer))
+        leaf = readLeafFacts(leafDer)
       } catch {
         return refuse(peer, 'the client certificate could not be read')
       }
@@ -83,8 +85,11 @@ export function createCertAuthMethod(deps: CertAuthDeps) {
       const before = deps.identities.snapshot().identity(authenticator.identityId)
       if (!before) return refuse(peer, `the identity of authenticator ${authenticator.id} is gone`)
       const allowExpired = !ofSession && authPolicyOf(before).primary.cert.allowExpiredCerts
-      const chain = await verifyCertificateChain({ leaf: leafDer, intermediates, trusted: [...deps.trustAnchors()], at: deps.clock.now(), allowExpired })
-      if (!chain.ok) return refuse(peer, `certificate ${leaf.fingerprintSha1}: ${chain.reason}: ${chain.message}`)
+      const check = { leaf: leafDer, intermediates, trusted: [...deps.trustAnchors()], at: deps.clock.now(), allowExpired }
+      if (!isIssuedByTrustAnchor(check)) {
+        const chain = await verifyCertificateChain(check)
+        if (!chain.ok) return refuse(peer, `certificate ${leaf.fingerprintSha1}: ${chain.reason}: ${chain.message}`)
+      }
       if (leaf.extKeyUsages.length > 0 && !leaf.extKeyUsages.includes('clientAuth')) {
         return refuse(peer, `certificate ${leaf.fingerprintSha1} is not for client authentication (${leaf.extKeyUsages.join(', ')})`)
       }
