@@ -13,7 +13,8 @@
  * request that then fails belongs to no session and logs nobody in.
  * @see edge-api client.yml /current-api-session/certificates; controller/model/api_session_certificate_manager.go
  */
-import { parseCertificatePem } from '../../pki/pki-certs.ts'
+import { decodePem } from '../../lib/pem.ts'
+import { readLeafFacts } from '../../pki/pki-certs.ts'
 import type { CaActor } from '../../actors/ca/ca-actor.ts'
 import type { SessionRegistryActor } from '../../actors/session-registry/session-registry-actor.ts'
 import type { ChangeContext } from '../../actors/runtime/actor-runtime.ts'
@@ -43,17 +44,18 @@ export function createSessionCertificates(deps: SessionCertificateDeps) {
         type: 'ca.issueCertificate',
         request: { purpose: 'client', csr, commonName: session.identityId, spiffeId, ttlMs: SESSION_CERT_TTL_MS },
       })
-      const view = parseCertificatePem(issued.certPem)
+      const facts = readLeafFacts(decodePem(issued.certPem)[0].der)
       const certificate = await deps.sessions.ask({
         type: 'apiSessionCert.create',
         certificate: {
           apiSessionId: session.id,
           identityId: session.identityId,
-          subject: `CN=${view.subjectCn}`,
+          // the CA issues client certificates with this subject alone
+          subject: `CN=${session.identityId}`,
           fingerprint: issued.fingerprint,
           certPem: issued.certPem,
-          validFrom: view.notBefore,
-          validTo: view.notAfter,
+          validFrom: facts.notBefore,
+          validTo: facts.notAfter,
         },
         change,
       })
