@@ -8,14 +8,25 @@ export interface LoadResult {
   p99Ms: number
 }
 
-export async function runLoad(opts: { concurrency: number; durationMs: number; request: (worker: number, i: number) => Promise<boolean> }): Promise<LoadResult> {
+/**
+ * Runs the load for `durationMs`, or until `maxRequests` requests have started (for requests that consume a
+ * pre-made pool, such as one-time tokens); the rate is over the time actually taken.
+ */
+export async function runLoad(opts: {
+  concurrency: number
+  durationMs: number
+  maxRequests?: number
+  request: (worker: number, i: number) => Promise<boolean>
+}): Promise<LoadResult> {
   const latencies: number[] = []
   let errors = 0
+  let started = 0
+  const max = opts.maxRequests ?? Infinity
   const end = performance.now() + opts.durationMs
   const start = performance.now()
   const worker = async (w: number) => {
     let i = 0
-    while (performance.now() < end) {
+    while (performance.now() < end && started++ < max) {
       const t0 = performance.now()
       let okay = false
       try {

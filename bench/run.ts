@@ -5,6 +5,8 @@
  * - authenticated GET /current-identity (target: >= 50% of raw)
  * - password logins/s against raw argon2id verifies/s with the same parameters (target: >= 90%)
  * - durable identity creates/s with 1 and with 50 concurrent clients (commits must batch)
+ * - ott enrollments/s (50 clients) against raw certificate issuance/s, and certificate logins/s over new TLS
+ *   connections against raw mTLS handshakes/s (bench/bench-pki.ts)
  * - the policy scale benchmark (bench/policy-scale.ts) on the real controller's 'small' scenario
  * `bun run bench policy <scenario>` runs only the policy scale benchmark on a scenario of bench/policy-scenario.ts
  * (small, medium, large, many-services, baseline); 'large' loads 100,000 identities and takes several minutes.
@@ -16,6 +18,7 @@ import { join } from 'node:path'
 import { hash, verify } from '@node-rs/argon2'
 import { ARGON2_PARAMS } from '../src/auth/auth-password.ts'
 import { printFigure, runLoad } from './bench-load.ts'
+import { benchCertLogin, benchEnrollment } from './bench-pki.ts'
 import { runPolicyScale, scenarioByName, startController } from './policy-scale.ts'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)
@@ -78,6 +81,10 @@ async function main(): Promise<void> {
       } })
       printFigure(`durable identity creates, c=${c}`, res.perSecond, 'req/s', `p50 ${res.p50Ms.toFixed(2)} ms, p99 ${res.p99Ms.toFixed(2)} ms`)
     }
+
+    const pkiTarget = { url: server.url, dataDir, adminToken, durationMs }
+    await benchEnrollment(pkiTarget)
+    await benchCertLogin(pkiTarget)
 
     const extra = await loadExtraBenches()
     for (const f of extra) printFigure(f.name, f.value, f.unit)

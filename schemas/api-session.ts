@@ -3,7 +3,7 @@
  * @see edge-api management.yml apiSessionDetail, currentApiSessionDetail, authQueryDetail
  */
 import { Type } from '@sinclair/typebox'
-import { BaseEntity, EntityRef } from './common.ts'
+import { BaseEntity, EntityRef, Links } from './common.ts'
 
 export const AuthQueryDetail = Type.Object({
   typeId: Type.Optional(Type.String()),
@@ -36,4 +36,25 @@ export const CurrentApiSessionDetail = Type.Object({
   ...ApiSessionDetail.properties,
   expiresAt: Type.String({ format: 'date-time' }),
   expirationSeconds: Type.Integer(),
+})
+
+/** Body of `POST /current-api-session/certificates`. @see client.yml currentApiSessionCertificateCreate */
+export const ApiSessionCertificateCreate = Type.Object({ csr: Type.String() })
+
+/** An API-session certificate. @see client.yml currentApiSessionCertificateDetail */
+export const ApiSessionCertificateDetail = Type.Object({
+  ...BaseEntity,
+  subject: Type.String(),
+  fingerprint: Type.String(),
+  validFrom: Type.String({ format: 'date-time' }),
+  validTo: Type.String({ format: 'date-time' }),
+  certificate: Type.String(),
+})
+
+/** Answer of a create: the new certificate and the CA certificates. @see client.yml currentApiSessionCertificateCreateResponse */
+export const ApiSessionCertificateCreated = Type.Object({
+  id: Type.String(),
+  _links: Links,
+  certificate: Type.String(),
+  cas: Type.String(),
 })

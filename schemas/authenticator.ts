@@ -60,3 +60,12 @@ export const AuthenticateQuery = Type.Object(
   { method: Type.Union([Type.Literal('password'), Type.Literal('cert'), Type.Literal('ext-jwt')]) },
   { additionalProperties: true },
 )
+
+/** Body of `POST /current-identity/authenticators/{id}/extend`. @see client.yml identityExtendEnrollmentRequest */
+export const IdentityExtendRequest = Type.Object({ clientCertCsr: Type.String() })
+
+/** Body of `POST /current-identity/authenticators/{id}/extend-verify`. @see client.yml identityExtendValidateEnrollmentRequest */
+export const IdentityExtendVerifyRequest = Type.Object({ clientCert: Type.String() })
+
+/** Answer of an extension: the CA certificates and the new client certificate (PEM). @see client.yml identityExtendCerts */
+export const IdentityExtendCerts = Type.Object({ ca: Type.String(), clientCert: Type.String() })

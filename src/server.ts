@@ -19,6 +19,9 @@ import { createSessionTokens } from './flows/sessions/session-token.ts'
 import { createAuthMethodRegistry } from './flows/authenticate/auth-method.ts'
 import { createUpdbAuthMethod } from './flows/authenticate/auth-updb.ts'
 import { createCertAuthMethod, trustAnchorsOf } from './flows/authenticate/auth-cert.ts'
+import { createCertExtension } from './flows/authenticate/auth-cert-extend.ts'
+import { createSessionCertificates, sessionCertificateHolder } from './flows/sessions/session-certificate.ts'
+import { apiSessionCertificateRoutes } from './http/routes/client/api-session-certificate-routes.ts'
 import { reconcileRouterIdentities } from './flows/routers/router-identity.ts'
 import { createEnrollmentMethodRegistry } from './flows/enroll/enroll-method.ts'
 import { createOttEnrollMethod } from './flows/enroll/enroll-ott.ts'
@@ -191,9 +194,19 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     baseUrl: () => baseUrl,
   }
   const tokens = createSessionTokens(ca, () => baseUrl)
+  // the controller's own CAs: what its client certificates chain to
+  const ownCas = [pki.intermediate.certPem, pki.root.certPem]
+  // the SPIFFE trust domain is stable for the life of the PKI: the root CA's fingerprint
+  const trustDomain = pki.root.view.fingerprintSha1
   const authMethods = createAuthMethodRegistry([
     createUpdbAuthMethod({ identities }),
-    createCertAuthMethod({ identities, clock, trustAnchors: trustAnchorsOf([pki.intermediate.certPem, pki.root.certPem], () => ca.snapshot()), log }),
+    createCertAuthMethod({
+      identities,
+      clock,
+      trustAnchors: trustAnchorsOf(ownCas, () => ca.snapshot()),
+      log,
+      sessionCertificate: sessionCertificateHolder({ sessions, identities, clock, timeoutMs }),
+    }),
   ])
   const enrollmentJwts = {
     ca,
@@ -203,18 +216,19 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   }
   const routerEnrollments = createErottEnrollMethod({ ...enrollmentJwts, graph, log })
   const enrollments = createEnrollmentMethodRegistry([
-    // the SPIFFE trust domain is stable for the life of the PKI: the root CA's fingerprint
-    createOttEnrollMethod({ ...enrollmentJwts, identities, trustDomain: pki.root.view.fingerprintSha1 }),
+    createOttEnrollMethod({ ...enrollmentJwts, identities, trustDomain }),
     createUpdbEnrollMethod({ ...enrollmentJwts, identities }),
     routerEnrollments,
   ])
+  const certExtension = createCertExtension({ identities, ca, clock, ownCas, trustDomain })
+  const sessionCertificates = createSessionCertificates({ sessions, ca, ownCas, trustDomain })
   const resolver = createSessionResolver({ identities, sessions, clock, timeoutMs })
   const routes: RouteDef[] = []
   const graphRouteDeps = { graph, identities, sessions, reads, clock }
   routes.push(
     ...versionRoutes(version, () => routes),
     ...authenticateRoutes({ identities, sessions, clock, timeoutMs, authMethods }),
-    ...currentIdentityRoutes({ identities, sessions, clock }),
+    ...currentIdentityRoutes({ identities, sessions, clock, certExtension }),
     ...identityRoutes({ identities, sessions, clock, startedAt, enrollments }),
     ...authenticatorRoutes({ identities }),
     ...apiSessionRoutes({ identities, sessions }),
@@ -224,6 +238,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...enrollmentRoutes({ identities, enrollments, clock }),
     ...clientServiceRoutes({ graph, reads, tokens, clock, startedAt }),
     ...sessionRoutes({ graph, sessions, reads, tokens, clock }),
+    ...apiSessionCertificateRoutes({ sessions, sessionCertificates }),
     ...identityPolicyRoutes(graphRouteDeps),
     ...configTypeRoutes(graphRouteDeps),
     ...configRoutes(graphRouteDeps),
@@ -237,7 +252,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...roleAttributeRoutes({ reads }),
     ...caRoutes({ ca, clock, issuer: () => baseUrl }),
   )
-  const caCertsBody = buildCertsOnlyPkcs7([pki.intermediate.certPem, pki.root.certPem])
+  const caCertsBody = buildCertsOnlyPkcs7(ownCas)
   const cacerts = () =>
     new Response(caCertsBody, { status: 200, headers: { 'content-type': 'application/pkcs7-mime', 'content-transfer-encoding': 'base64' } })
   const app = buildApp(routes, {

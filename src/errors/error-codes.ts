@@ -63,6 +63,7 @@ export const API_ERRORS = {
   TIMEOUT: { status: 503, message: 'The request timed out' },
   MAX_AUTHENTICATOR_METHODS_REACHED: { status: 409, message: 'The identity already has the maximum number of authenticators of this method' },
   CAN_NOT_UPDATE_AUTHENTICATOR: { status: 409, message: 'The authenticator cannot be updated' },
+  INVALID_CLIENT_CERT: { status: 400, message: 'The provided client certificate is invalid' },
   UNSUPPORTED_MEDIA: { status: 415, message: 'No suitable accept media types were detected, supports: application/json' },
 } as const satisfies Record<string, { status: number; message: string }>
 

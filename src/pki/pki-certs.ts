@@ -4,7 +4,7 @@
  * @see RFC 5280 §4.1 (certificate), §4.2.1 (the extensions written here)
  */
 import * as asn1js from 'asn1js'
-import { createHash } from 'node:crypto'
+import { createHash, X509Certificate } from 'node:crypto'
 import { Certificate, type Extension, PublicKeyInfo, type RelativeDistinguishedNames, Time, TimeType } from 'pkijs'
 import { ApiError } from '../errors/api-error.ts'
 import { decodePem, encodePem, PemFormatError } from '../lib/pem.ts'
@@ -21,6 +21,7 @@ import {
   toBasicConstraintsExtension,
   toExtKeyUsageExtension,
   toKeyUsageExtension,
+  toExtKeyUsageNames,
   toSubjectKeyIdExtension,
 } from './pki-extensions.ts'
 import { exportPublicKeySpki, signingHashFor, toPublicKeyAlgorithm, type PublicKeyAlgorithm } from './pki-keys.ts'
@@ -248,6 +249,27 @@ export function readCertificateDer(der: Uint8Array, index = 0): ParsedCertificat
     return { cert: new Certificate({ schema: asn.result }), der }
   } catch (e) {
     throw ApiError.withMessage('COULD_NOT_PARSE_DER_BLOCK', `certificate ${index}: ${(e as Error).message}`)
+  }
+}
+
+/**
+ * What certificate login reads of a presented leaf, from OpenSSL (node:crypto) rather than asn1js, which takes about
+ * 5 ms per certificate on Bun: the SHA-1 fingerprint of the DER (lowercase hex), the extendedKeyUsage names (empty
+ * without the extension) and the validity window. Also what the CA reads back from a certificate it just issued.
+ * @throws ApiError COULD_NOT_PARSE_DER_BLOCK when the bytes are not an X.509 certificate.
+ */
+export function readLeafFacts(der: Uint8Array): Pick<CertificateView, 'fingerprintSha1' | 'extKeyUsages' | 'notBefore' | 'notAfter'> {
+  let x: X509Certificate
+  try {
+    x = new X509Certificate(der)
+  } catch (e) {
+    throw ApiError.withMessage('COULD_NOT_PARSE_DER_BLOCK', `certificate 0: ${(e as Error).message}`)
+  }
+  return {
+    fingerprintSha1: createHash('sha1').update(der).digest('hex'),
+    extKeyUsages: toExtKeyUsageNames(x.keyUsage ?? []),
+    notBefore: x.validFromDate.getTime(),
+    notAfter: x.validToDate.getTime(),
   }
 }
 

@@ -109,7 +109,12 @@ export function asksForCaRights(holder: WithExtensions): boolean {
 /** extendedKeyUsage purposes by name (`serverAuth`, `clientAuth`) or OID for others; empty when absent. */
 export function extKeyUsagesOf(cert: Certificate): string[] {
   const parsed = findExtension(cert, OID_EXT_KEY_USAGE)?.parsedValue
-  return parsed instanceof ExtKeyUsage ? parsed.keyPurposes.map((oid) => EKU_NAMES[oid] ?? oid) : []
+  return parsed instanceof ExtKeyUsage ? toExtKeyUsageNames(parsed.keyPurposes) : []
+}
+
+/** Purpose OIDs by their names in {@link EKU} (unknown ones stay OIDs). */
+export function toExtKeyUsageNames(oids: readonly string[]): string[] {
+  return oids.map((oid) => EKU_NAMES[oid] ?? oid)
 }
 
 function findExtension(cert: WithExtensions, oid: string): Extension | undefined {

@@ -9,6 +9,7 @@ export const SUB_DBS = {
   enrollments: 'identity',
   'api-sessions': 'session-registry',
   sessions: 'session-registry',
+  'api-session-certs': 'session-registry',
   'config-types': 'policy-graph',
   configs: 'policy-graph',
   services: 'policy-graph',

@@ -6,9 +6,10 @@
  */
 import { SignJWT } from 'jose'
 import { assertNever } from '../../lib/assert-never.ts'
+import { decodePem } from '../../lib/pem.ts'
 import { decideSubject, decideValidity } from '../../domain/ca/ca-decide.ts'
 import { BACKDATE_MS, ensureControllerPki, type ControllerPkiOptions } from '../../pki/pki-bootstrap.ts'
-import { issueClientCertificate, issueServerCertificate, parseCertificatePem, type CaSigner } from '../../pki/pki-certs.ts'
+import { issueClientCertificate, issueServerCertificate, readLeafFacts, type CaSigner } from '../../pki/pki-certs.ts'
 import { importPrivateKeyPem, publicKeyFromPrivateKey } from '../../pki/pki-keys.ts'
 import { Actor, type ActorBehavior, type ActorSystemDeps } from '../runtime/actor-runtime.ts'
 import type { ThirdPartyCa } from '../../domain/ca/ca-types.ts'
@@ -71,8 +72,9 @@ async function issue(signer: CaSigner, state: CaState, r: CertificateRequest, no
     r.purpose === 'server'
       ? await issueServerCertificate({ ...base, ...sans })
       : await issueClientCertificate({ ...base, spiffeId: r.spiffeId })
-  const view = parseCertificatePem(certPem)
-  return { certPem, chainPem: certPem + state.pki.intermediate.certPem, fingerprint: view.fingerprintSha1, notAfter: view.notAfter }
+  // read back by OpenSSL: asn1js would cost more than the signing
+  const facts = readLeafFacts(decodePem(certPem)[0].der)
+  return { certPem, chainPem: certPem + state.pki.intermediate.certPem, fingerprint: facts.fingerprintSha1, notAfter: facts.notAfter }
 }
 
 /**

@@ -17,6 +17,7 @@ import {
   decideUpdbUsername,
 } from '../../domain/identity/identity-decide.ts'
 import type { IdentityReads } from '../../domain/identity/identity-reads.ts'
+import { decideCertExtendable, decideExtendVerify } from '../../domain/identity/identity-cert-extend.ts'
 import { decideNewEnrollment, decideRedeemable } from '../../domain/enrollment/enrollment-decide.ts'
 import type { Enrollment } from '../../domain/enrollment/enrollment-types.ts'
 import type { Authenticator, Identity } from '../../domain/identity/identity-types.ts'
@@ -111,6 +112,23 @@ const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, Ident
         state.removeAuthenticator(prev.id)
         tx.remove('authenticators', prev.id)
         tx.emit({ type: 'authenticator.deleted', authenticator: prev })
+        return
+      }
+      case 'authenticator.extendCert': {
+        const prev = decideCertExtendable(state.authenticators.get(msg.id), msg.identityId)
+        if (state.certByFingerprintOf(msg.fingerprint)) throw new TypeError(`certificate ${msg.fingerprint} already belongs to an authenticator`)
+        const next: Authenticator = { ...prev, unverifiedCertPem: msg.certPem, unverifiedFingerprint: msg.fingerprint, updatedAt: tx.now }
+        state.putAuthenticator(next)
+        tx.put('authenticators', next.id, next)
+        return
+      }
+      case 'authenticator.verifyExtendedCert': {
+        const prev = state.authenticators.get(msg.id)
+        const proven = decideExtendVerify(prev, msg.identityId, msg.fingerprint)
+        const { unverifiedCertPem: _pem, unverifiedFingerprint: _fp, ...rest } = prev!
+        const next: Authenticator = { ...rest, certPem: proven.certPem, fingerprint: proven.fingerprint, updatedAt: tx.now }
+        state.putAuthenticator(next)
+        tx.put('authenticators', next.id, next)
         return
       }
       default:

@@ -67,6 +67,17 @@ export type IdentityMsg =
   | { type: 'authenticator.createUpdb'; identityId: string; username: string; passwordHash: string; tags: Authenticator['tags']; change: ChangeContext }
   | { type: 'authenticator.update'; id: string; username?: string; passwordHash?: string; tags?: Authenticator['tags']; replaceTags: boolean; change: ChangeContext }
   | { type: 'authenticator.delete'; id: string; change: ChangeContext }
+  /**
+   * Keeps the certificate an extension issued as the cert authenticator's pending certificate (a later extension
+   * replaces it); the current certificate keeps logging in. `identityId` is the caller's (domain/identity
+   * identity-cert-extend.ts decides again).
+   */
+  | { type: 'authenticator.extendCert'; id: string; identityId: string; certPem: string; fingerprint: string; change: ChangeContext }
+  /**
+   * Makes the pending certificate whose fingerprint the client proved the authenticator's certificate: from then on
+   * only it logs in. INVALID_CLIENT_CERT for any other fingerprint.
+   */
+  | { type: 'authenticator.verifyExtendedCert'; id: string; identityId: string; fingerprint: string; change: ChangeContext }
 
 export interface IdentityReplies {
   'identity.create': { id: string }
@@ -82,6 +93,8 @@ export interface IdentityReplies {
   'authenticator.createUpdb': { id: string }
   'authenticator.update': void
   'authenticator.delete': void
+  'authenticator.extendCert': void
+  'authenticator.verifyExtendedCert': void
 }
 
 export type IdentityEvent =

@@ -1,11 +1,12 @@
 /**
- * The session-registry actor: sole writer of `api-sessions`. Activity marks are kept in memory and flushed in batches
- * (a timer message), so an authenticated read never costs a disk write; expiry is swept by a timer message.
+ * The session-registry actor: sole writer of `api-sessions`, `sessions` and `api-session-certs` (service sessions and
+ * certificates go in the transaction that removes their API session). Activity marks are kept in memory and flushed
+ * in batches (a timer message), so an authenticated read never costs a disk write; expiry is swept by a timer message.
  */
 import { ApiError } from '../../errors/api-error.ts'
 import { assertNever } from '../../lib/assert-never.ts'
-import { newCuid } from '../../lib/ids.ts'
-import { isExpired, type ApiSession } from '../../domain/session/session-types.ts'
+import { newCuid, newShortId } from '../../lib/ids.ts'
+import { isExpired, type ApiSession, type ApiSessionCertificate } from '../../domain/session/session-types.ts'
 import type { Store } from '../../store/store-env.ts'
 import { Actor, type ActorBehavior, type ActorSystemDeps, type Tx } from '../runtime/actor-runtime.ts'
 import type { ServiceSession } from '../../domain/session/service-session-types.ts'
@@ -22,13 +23,18 @@ function behavior(timeoutMs: number): ActorBehavior<SessionRegistryState, Sessio
   const remove = (state: SessionRegistryState, s: ApiSession, reason: 'logout' | 'admin' | 'timeout' | 'identity-deleted', tx: Tx<SessionRegistryEvent>) => {
     state.remove(s)
     tx.remove('api-sessions', s.tokenHash)
-    // service sessions die with their API session
+    // service sessions and certificates die with their API session
     for (const ss of state.serviceSessionsOf(s.id)) removeServiceSession(state, ss, tx)
+    for (const c of state.sessionCertificatesOf(s.id)) removeSessionCertificate(state, c, tx)
     tx.emit({ type: 'apiSession.deleted', session: s, reason })
   }
   const removeServiceSession = (state: SessionRegistryState, ss: ServiceSession, tx: Tx<SessionRegistryEvent>) => {
     state.removeServiceSession(ss)
     tx.remove('sessions', ss.id)
+  }
+  const removeSessionCertificate = (state: SessionRegistryState, c: ApiSessionCertificate, tx: Tx<SessionRegistryEvent>) => {
+    state.removeSessionCertificate(c)
+    tx.remove('api-session-certs', c.id)
   }
   return {
     owner: 'session-registry',
@@ -104,6 +110,23 @@ function behavior(timeoutMs: number): ActorBehavior<SessionRegistryState, Sessio
           }
           return
         }
+        case 'apiSessionCert.create': {
+          if (!state.byId.has(msg.certificate.apiSessionId)) throw ApiError.unauthorized()
+          if (state.sessionCertificateByFingerprint(msg.certificate.fingerprint)) {
+            // the CA issued it moments ago with a random serial: a second holder is a bug, not a client's doing
+            throw new TypeError(`certificate ${msg.certificate.fingerprint} already belongs to an API session`)
+          }
+          const c: ApiSessionCertificate = { ...msg.certificate, id: newShortId(), createdAt: tx.now, updatedAt: tx.now }
+          state.putSessionCertificate(c)
+          tx.put('api-session-certs', c.id, c)
+          return c
+        }
+        case 'apiSessionCert.delete': {
+          const c = state.sessionCertificates.get(msg.id)
+          if (!c || c.apiSessionId !== msg.apiSessionId) throw ApiError.notFound()
+          removeSessionCertificate(state, c, tx)
+          return
+        }
         default:
           return assertNever(msg, 'session registry message')
       }
@@ -123,6 +146,10 @@ export function startSessionRegistryActor(
     const ss = value as ServiceSession
     // a service session whose API session is gone (crash between the two writes) is not loaded
     if (state.byId.has(ss.apiSessionId)) state.putServiceSession(ss)
+  }
+  for (const { value } of store.db('api-session-certs').getRange()) {
+    const c = value as ApiSessionCertificate
+    if (state.byId.has(c.apiSessionId)) state.putSessionCertificate(c)
   }
   const actor = new Actor('session-registry', state, behavior(opts.timeoutMs), deps)
   const sweep = setInterval(() => actor.tell({ type: 'apiSession.sweep' }), opts.sweepEveryMs)

@@ -1,6 +1,6 @@
 /** Messages of the session-registry actor. Tokens never travel in messages: only their hashes. */
 import type { ChangeContext } from '../runtime/actor-runtime.ts'
-import type { ApiSession } from '../../domain/session/session-types.ts'
+import type { ApiSession, ApiSessionCertificate } from '../../domain/session/session-types.ts'
 import type { ServiceSession } from '../../domain/session/service-session-types.ts'
 
 export type SessionRegistryMsg =
@@ -15,6 +15,13 @@ export type SessionRegistryMsg =
   | { type: 'session.delete'; id: string; change: ChangeContext }
   /** Service sessions whose identity lost access to their service. */
   | { type: 'session.deleteMany'; ids: string[]; change: ChangeContext }
+  /**
+   * Stores a certificate issued to a live API session (401 UNAUTHORIZED when the session is gone meanwhile); it is
+   * removed with its API session.
+   */
+  | { type: 'apiSessionCert.create'; certificate: Omit<ApiSessionCertificate, 'id' | 'createdAt' | 'updatedAt'>; change: ChangeContext }
+  /** Deletes a certificate of `apiSessionId` (404 NOT_FOUND for an unknown id or another session's). */
+  | { type: 'apiSessionCert.delete'; id: string; apiSessionId: string; change: ChangeContext }
 
 export interface SessionRegistryReplies {
   'apiSession.create': { id: string; session: ApiSession }
@@ -26,6 +33,8 @@ export interface SessionRegistryReplies {
   'session.create': { session: ServiceSession; existing: boolean }
   'session.delete': void
   'session.deleteMany': void
+  'apiSessionCert.create': ApiSessionCertificate
+  'apiSessionCert.delete': void
 }
 
 export type SessionRegistryEvent =

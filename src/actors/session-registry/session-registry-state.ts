@@ -2,7 +2,7 @@
  * In-memory API sessions: by token hash (authentication), by id (management), by identity (hasApiSession, cascades).
  * Others see it through `actor.snapshot()` as SessionReads; only the actor's handlers call the put/remove methods.
  */
-import type { ApiSession } from '../../domain/session/session-types.ts'
+import type { ApiSession, ApiSessionCertificate } from '../../domain/session/session-types.ts'
 import type { ServiceSession } from '../../domain/session/service-session-types.ts'
 import type { SessionReads } from '../../domain/session/session-reads.ts'
 
@@ -16,6 +16,10 @@ export class SessionRegistryState implements SessionReads {
   readonly serviceSessions = new Map<string, ServiceSession>()
   private readonly byApiSession = new Map<string, Set<string>>()
   private sortedServiceSessions: ServiceSession[] | null = null
+  /** API-session certificates by id, by fingerprint, and per API session. */
+  readonly sessionCertificates = new Map<string, ApiSessionCertificate>()
+  private readonly certByFingerprint = new Map<string, string>()
+  private readonly certsByApiSession = new Map<string, Set<string>>()
 
   put(s: ApiSession): void {
     this.byTokenHash.set(s.tokenHash, s)
@@ -67,5 +71,33 @@ export class SessionRegistryState implements SessionReads {
   serviceSessionsById(): readonly ServiceSession[] {
     if (!this.sortedServiceSessions) this.sortedServiceSessions = [...this.serviceSessions.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
     return this.sortedServiceSessions
+  }
+
+  putSessionCertificate(c: ApiSessionCertificate): void {
+    this.sessionCertificates.set(c.id, c)
+    this.certByFingerprint.set(c.fingerprint, c.id)
+    let set = this.certsByApiSession.get(c.apiSessionId)
+    if (!set) this.certsByApiSession.set(c.apiSessionId, (set = new Set()))
+    set.add(c.id)
+  }
+
+  removeSessionCertificate(c: ApiSessionCertificate): void {
+    if (!this.sessionCertificates.delete(c.id)) return
+    if (this.certByFingerprint.get(c.fingerprint) === c.id) this.certByFingerprint.delete(c.fingerprint)
+    const set = this.certsByApiSession.get(c.apiSessionId)
+    set?.delete(c.id)
+    if (set && set.size === 0) this.certsByApiSession.delete(c.apiSessionId)
+  }
+
+  sessionCertificatesOf(apiSessionId: string): ApiSessionCertificate[] {
+    return [...(this.certsByApiSession.get(apiSessionId) ?? [])]
+      .sort()
+      .map((id) => this.sessionCertificates.get(id)!)
+      .filter(Boolean)
+  }
+
+  sessionCertificateByFingerprint(fingerprint: string): ApiSessionCertificate | undefined {
+    const id = this.certByFingerprint.get(fingerprint)
+    return id ? this.sessionCertificates.get(id) : undefined
   }
 }

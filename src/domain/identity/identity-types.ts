@@ -79,6 +79,12 @@ export type Authenticator = DeepReadonly<{
   fingerprint?: string
   /** cert: the controller's own CA issued the certificate (an ott enrollment), rather than a third party. */
   isIssuedByNetwork?: boolean
+  /**
+   * cert: a certificate issued by an extension (`POST /current-identity/authenticators/{id}/extend`) and not yet
+   * proven by extend-verify. It logs nobody in; verification makes it the authenticator's certificate.
+   */
+  unverifiedCertPem?: string
+  unverifiedFingerprint?: string
   tags: Tags
   createdAt: number
   updatedAt: number

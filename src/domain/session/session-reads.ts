@@ -4,7 +4,7 @@
  * mutators. Records are deeply read-only and replaced on every change (an activity mark too).
  */
 import type { ServiceSession } from './service-session-types.ts'
-import type { ApiSession } from './session-types.ts'
+import type { ApiSession, ApiSessionCertificate } from './session-types.ts'
 
 /** The session registry's reads: what the session-registry actor's `snapshot()` answers. */
 export interface SessionReads {
@@ -22,4 +22,10 @@ export interface SessionReads {
   serviceSessionsOf(apiSessionId: string): readonly ServiceSession[]
   /** Every service session in ascending id order. */
   serviceSessionsById(): readonly ServiceSession[]
+  /** API-session certificates by id. */
+  readonly sessionCertificates: ReadonlyMap<string, ApiSessionCertificate>
+  /** The certificates of one API session, in ascending id order. */
+  sessionCertificatesOf(apiSessionId: string): readonly ApiSessionCertificate[]
+  /** The API-session certificate with a SHA-1 fingerprint (lowercase hex of its DER). */
+  sessionCertificateByFingerprint(fingerprint: string): ApiSessionCertificate | undefined
 }

@@ -32,3 +32,23 @@ export function hashToken(token: string): string {
 export function isExpired(s: ApiSession, now: number, timeoutMs: number): boolean {
   return now - s.lastActivityAt >= timeoutMs
 }
+
+/**
+ * A certificate issued to an API session (`POST /current-api-session/certificates`, the seed's "Ephemeral
+ * certificate"): it logs its identity in by certificate while its API session lives, and is removed with it.
+ * @see edge-api client.yml currentApiSessionCertificateDetail
+ */
+export type ApiSessionCertificate = DeepReadonly<{
+  id: string
+  apiSessionId: string
+  identityId: string
+  /** The certificate's subject, e.g. `CN=<identity id>`. */
+  subject: string
+  /** SHA-1 of the certificate's DER, lowercase hex. */
+  fingerprint: string
+  certPem: string
+  validFrom: number
+  validTo: number
+  createdAt: number
+  updatedAt: number
+}>

@@ -6,8 +6,8 @@
  * - redeem: a missing, unknown or used token, or a token of another method: 400 INVALID_ENROLLMENT_TOKEN; an expired
  *   one: 400 ENROLLMENT_EXPIRED; both checked before the CSR is read, and again in the identity actor
  * - the CSR: missing, garbage, truncated, of an unsupported key type, with a signature that does not verify, asking
- *   for CA rights (basicConstraints cA, keyCertSign), or asking for names the identity does not own (a DNS name, an
- *   IP address, a URI other than its SPIFFE id): 400 COULD_NOT_PROCESS_CSR whose cause says which
+ *   for CA rights or for names the identity does not own: 400 COULD_NOT_PROCESS_CSR whose cause says which
+ *   (enroll-client-csr.ts, shared with certificate extension and API-session certificates)
  * - the certificate: issued by the controller's intermediate CA, CN = identity id, URI SAN
  *   spiffe://<trust domain>/identity/<id>, keyUsage digitalSignature (+ keyEncipherment for RSA), EKU clientAuth;
  *   the CSR's subject is not copied
@@ -23,10 +23,10 @@
  */
 import { ApiError } from '../../errors/api-error.ts'
 import { decideRedeemable } from '../../domain/enrollment/enrollment-decide.ts'
-import { parseCsrPem } from '../../pki/pki-csr.ts'
 import type { IdentityActor } from '../../actors/identity/identity-actor.ts'
 import type { ChangeContext } from '../../actors/runtime/actor-runtime.ts'
 import type { AuthPeer } from '../authenticate/auth-method.ts'
+import { parseIdentityCsr } from './enroll-client-csr.ts'
 import { issueEnrollmentJwt, tokenOf, type EnrollmentJwtDeps } from './enroll-jwt.ts'
 import type { EnrollInput, EnrollmentDraft, EnrollmentMethod, EnrollmentRequest, EnrollmentTarget, EnrollResult } from './enroll-method.ts'
 
@@ -56,15 +56,7 @@ export function createOttEnrollMethod(deps: OttEnrollDeps) {
     async redeem(input: EnrollInput, _peer: AuthPeer, change: ChangeContext): Promise<EnrollResult> {
       const token = tokenOf(input)
       const { identityId } = decideRedeemable(deps.identities.snapshot().enrollmentOfToken(token), 'ott', deps.clock.now())
-      const csr = await parseCsrPem(csrOf(input.body))
-      if (csr.requestsCa) {
-        throw ApiError.withMessage('COULD_NOT_PROCESS_CSR', 'the CSR asks for CA rights (basicConstraints cA or keyCertSign); an identity certificate is never a CA')
-      }
-      const spiffeId = `spiffe://${deps.trustDomain}/identity/${identityId}`
-      const foreign = [...csr.dnsNames, ...csr.ipAddresses, ...csr.uris.filter((u) => u !== spiffeId)]
-      if (foreign.length > 0) {
-        throw ApiError.withMessage('COULD_NOT_PROCESS_CSR', `the CSR asks for names the identity does not own: ${foreign.join(', ')}`)
-      }
+      const { csr, spiffeId } = await parseIdentityCsr(csrOf(input.body), deps.trustDomain, identityId)
       const issued = await deps.ca.ask({
         type: 'ca.issueCertificate',
         request: { purpose: 'client', csr, commonName: identityId, spiffeId, ttlMs: IDENTITY_CERT_TTL_MS },

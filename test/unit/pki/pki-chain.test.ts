@@ -3,7 +3,7 @@ import { describe, expect, it } from 'bun:test'
 import { Certificate } from 'pkijs'
 import { decodePem, encodePem } from '../../../src/lib/pem.ts'
 import { createIntermediateCa, createRootCa, issueClientCertificate, issueServerCertificate, type CaSigner } from '../../../src/pki/pki-certs.ts'
-import { verifyCertificateChain } from '../../../src/pki/pki-chain.ts'
+import { isIssuedByTrustAnchor, verifyCertificateChain, type VerifyChainOptions } from '../../../src/pki/pki-chain.ts'
 import { engine } from '../../../src/pki/pki-engine.ts'
 import { generateKeyPair } from '../../../src/pki/pki-keys.ts'
 import { makeClientCert, makeForeignClientCert, makeTestCa } from '../../support/pki.ts'
@@ -146,5 +146,52 @@ describe('verifyCertificateChain', () => {
   it('reports MALFORMED for input that is not a certificate, without throwing', async () => {
     expect(await verifyCertificateChain({ leaf: 'garbage', trusted: [rootPem], at })).toMatchObject({ ok: false, reason: 'MALFORMED' })
     expect(await verifyCertificateChain({ leaf: leafPem, trusted: [new Uint8Array([1, 2])], at })).toMatchObject({ ok: false, reason: 'MALFORMED' })
+  })
+})
+
+// the fast path of certificate login, pinned to the full path search it stands in for
+describe('isIssuedByTrustAnchor', () => {
+  const der = (pem: string) => decodePem(pem)[0].der
+
+  it('is taken for a leaf an anchor signed directly (PEM leaves go the full way)', () => {
+    expect(isIssuedByTrustAnchor({ leaf: der(leafPem), trusted: [intPem], at })).toBe(true)
+    expect(isIssuedByTrustAnchor({ leaf: der(leafPem), trusted: [otherCa.certPem, rootPem, intPem], at })).toBe(true)
+    expect(isIssuedByTrustAnchor({ leaf: leafPem, trusted: [intPem], at })).toBe(false)
+  })
+
+  it('says true exactly when verifyCertificateChain verifies a leaf without intermediates, on hostile inputs', async () => {
+    const tampered = der(leafPem).slice()
+    tampered[tampered.length - 2] ^= 0x01
+    const renamed = der(leafPem).slice()
+    renamed[Buffer.from(renamed).lastIndexOf(Buffer.from('leaf'))] = 'L'.charCodeAt(0)
+    const impostorKeys = await generateKeyPair()
+    const impostor = await createIntermediateCa({ issuer: root, subject: { commonName: 'chain intermediate' }, publicKey: impostorKeys.publicKey, notBefore: now, notAfter: now + 365 * DAY_MS })
+    const notCa = await makeClientCert({ issuer: intermediate, commonName: 'not a ca', clock: { now: () => now } })
+    const child = Certificate.fromBER(der(leafPem))
+    child.issuer = Certificate.fromBER(der(notCa.certPem)).subject
+    child.extensions = child.extensions?.filter((e) => e.extnID !== '2.5.29.35')
+    await child.sign(notCa.keyPair.privateKey, 'SHA-256', engine)
+    const longLeaf = await issueClientCertificate({ issuer: intermediate, publicKey: leafKeys.publicKey, commonName: 'long', notBefore: now, notAfter: now + 900 * DAY_MS })
+    const foreign = await makeForeignClientCert({ keySpec: 'rsa-2048', clock: { now: () => now } })
+    const cases: [string, Omit<VerifyChainOptions, 'intermediates'>][] = [
+      ['direct', { leaf: der(leafPem), trusted: [intPem], at }],
+      ['needs an intermediate', { leaf: der(leafPem), trusted: [rootPem], at }],
+      ['unrelated anchor', { leaf: der(leafPem), trusted: [otherCa.certPem], at }],
+      ['expired leaf', { leaf: der(leafPem), trusted: [intPem], at: now + 31 * DAY_MS }],
+      ['expired leaf, allowed', { leaf: der(leafPem), trusted: [intPem], at: now + 31 * DAY_MS, allowExpired: true }],
+      ['not yet valid', { leaf: der(leafPem), trusted: [intPem], at: now - DAY_MS, allowExpired: true }],
+      ['expired anchor', { leaf: der(longLeaf), trusted: [intPem], at: now + 400 * DAY_MS }],
+      ['expired anchor, allowed', { leaf: der(longLeaf), trusted: [intPem], at: now + 400 * DAY_MS, allowExpired: true }],
+      ['tampered signature', { leaf: tampered, trusted: [intPem], at }],
+      ['changed field', { leaf: renamed, trusted: [intPem], at }],
+      ['same name, other key', { leaf: der(leafPem), trusted: [impostor], at }],
+      ['issuer not a CA', { leaf: new Uint8Array(child.toSchema(true).toBER(false)), trusted: [notCa.certPem], at }],
+      ['RSA under a foreign CA', { leaf: der(foreign.certPem), trusted: [foreign.ca.certPem], at }],
+      ['garbage', { leaf: new Uint8Array([48, 3, 1, 1, 0]), trusted: [intPem], at }],
+    ]
+    const seen: Record<string, [boolean, boolean]> = {}
+    for (const [name, opts] of cases) seen[name] = [isIssuedByTrustAnchor(opts), (await verifyCertificateChain(opts)).ok]
+    for (const [name, [fast, full]] of Object.entries(seen)) expect([name, fast]).toEqual([name, full])
+    expect(Object.values(seen).filter(([fast]) => fast)).toHaveLength(4)
   })
 })

@@ -1,4 +1,7 @@
-/** Both APIs: the caller's identity and its own authenticators (changes need the current password). */
+/**
+ * Both APIs: the caller's identity and its own authenticators (changes need the current password; certificate
+ * extension: flows/authenticate/auth-cert-extend.ts).
+ */
 import type { IdentityActor } from '../../../actors/identity/identity-actor.ts'
 import type { SessionRegistryActor } from '../../../actors/session-registry/session-registry-actor.ts'
 import type { Authenticator } from '../../../domain/identity/identity-types.ts'
@@ -6,15 +9,30 @@ import { ApiError } from '../../../errors/api-error.ts'
 import type { Clock } from '../../../lib/clock.ts'
 import { ListQuery } from '../../../../schemas/common.ts'
 import { IdentityDetail } from '../../../../schemas/identity.ts'
-import { AuthenticatorDetail, AuthenticatorPatchWithCurrent, AuthenticatorUpdateWithCurrent } from '../../../../schemas/authenticator.ts'
-import { ok } from '../../http-envelope.ts'
+import {
+  AuthenticatorDetail,
+  AuthenticatorPatchWithCurrent,
+  AuthenticatorUpdateWithCurrent,
+  IdentityExtendCerts,
+  IdentityExtendRequest,
+  IdentityExtendVerifyRequest,
+} from '../../../../schemas/authenticator.ts'
+import type { CertExtension } from '../../../flows/authenticate/auth-cert-extend.ts'
+import { ok, okEmpty } from '../../http-envelope.ts'
+import { peerOf } from '../../peer-cert.ts'
+import { changeOf } from '../route-change.ts'
 import { respondList } from '../../http-list.ts'
 import { route, type RouteCtx, type RouteDef } from '../../http-route.ts'
 import { toIdentityDetail } from '../../mappers/identity-mapper.ts'
 import { AUTHENTICATOR_SYMBOLS, toAuthenticatorDetail, toAuthenticatorRow } from '../../mappers/authenticator-mapper.ts'
 import { updbChangeRoutes } from './updb-change-routes.ts'
 
-export function currentIdentityRoutes(deps: { identities: IdentityActor; sessions: SessionRegistryActor; clock: Clock }): RouteDef[] {
+export function currentIdentityRoutes(deps: {
+  identities: IdentityActor
+  sessions: SessionRegistryActor
+  clock: Clock
+  certExtension: CertExtension
+}): RouteDef[] {
   const own = (ctx: RouteCtx<unknown, unknown>, id: string): Authenticator => {
     const a = deps.identities.snapshot().authenticators.get(id)
     if (!a || a.identityId !== ctx.auth.identity.id) throw ApiError.notFound()
@@ -51,6 +69,22 @@ export function currentIdentityRoutes(deps: { identities: IdentityActor; session
       method: 'GET', path: '/current-identity/authenticators/:id', apis: ['client', 'management'], access: 'session', tag: 'Current Identity',
       summary: 'One of the caller\'s authenticators', response: AuthenticatorDetail,
       handle: (ctx) => ok(toAuthenticatorDetail(own(ctx, ctx.params.id), ctx.auth.identity)),
+    }),
+    route({
+      method: 'POST', path: '/current-identity/authenticators/:id/extend', apis: ['client', 'management'], access: 'session', tag: 'Current Identity',
+      summary: 'A new certificate for one of the caller\'s cert authenticators, over mTLS with its current certificate (verify it with extend-verify)',
+      body: IdentityExtendRequest, response: IdentityExtendCerts,
+      handle: async (ctx) =>
+        ok(await deps.certExtension.extend(ctx.auth.identity.id, ctx.params.id, ctx.body.clientCertCsr, peerOf(ctx.request), changeOf(ctx))),
+    }),
+    route({
+      method: 'POST', path: '/current-identity/authenticators/:id/extend-verify', apis: ['client', 'management'], access: 'session', tag: 'Current Identity',
+      summary: 'Proves receipt of the extended certificate: from now on only it logs in',
+      body: IdentityExtendVerifyRequest,
+      handle: async (ctx) => {
+        await deps.certExtension.verify(ctx.auth.identity.id, ctx.params.id, ctx.body.clientCert, changeOf(ctx))
+        return okEmpty()
+      },
     }),
     ...updbChangeRoutes({
       identities: deps.identities,

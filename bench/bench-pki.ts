@@ -1,0 +1,158 @@
+/**
+ * The PKI figures of `bun run bench`, each read as a ratio to a baseline measured in the same run:
+ * - ott enrollments/s with 50 concurrent clients (POST /enroll/ott: CSR check, issuance by the CA actor, the durable
+ *   redeem) against raw certificate issuance/s in this process (the same CSR parse and signature check, and a client
+ *   certificate signed with the controller's own intermediate key, 50 at once). Target >= 0.7.
+ * - certificate logins/s, each over a NEW TLS connection presenting the client certificate, against raw mTLS
+ *   handshakes/s (connect with the same certificate, then close) on the same listener. Target >= 0.6.
+ * Identities, tokens, keys and CSRs are made before the timed parts.
+ */
+import tls from 'node:tls'
+import { join } from 'node:path'
+import { systemClock } from '../src/lib/clock.ts'
+import { ensureControllerPki } from '../src/pki/pki-bootstrap.ts'
+import { issueClientCertificate } from '../src/pki/pki-certs.ts'
+import { parseCsrPem } from '../src/pki/pki-csr.ts'
+import { exportPrivateKeyPem, generateKeyPair } from '../src/pki/pki-keys.ts'
+import { makeCsrPem } from '../test/support/pki.ts'
+import { printFigure, runLoad } from './bench-load.ts'
+
+const CONCURRENT_ENROLLMENTS = 50
+const CONCURRENT_LOGINS = 8
+/** At most this many identities are prepared for the enrollment figure. */
+const MAX_ENROLLMENTS = 6_000
+
+export interface PkiBenchTarget {
+  url: string
+  dataDir: string
+  adminToken: string
+  durationMs: number
+}
+
+const tlsOff = { rejectUnauthorized: false }
+async function call(url: string, method: string, body: unknown, token?: string): Promise<{ status: number; body: any }> {
+  const res = await fetch(url, {
+    method,
+    headers: { 'content-type': 'application/json', ...(token ? { 'zt-session': token } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    tls: tlsOff,
+  } as RequestInit)
+  return { status: res.status, body: await res.json() }
+}
+
+/** Runs `fn` over `items` with `concurrency` at once. */
+async function inParallel<T, R>(items: readonly T[], concurrency: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length)
+  let next = 0
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (next < items.length) {
+      const i = next++
+      out[i] = await fn(items[i])
+    }
+  }))
+  return out
+}
+
+/** `count` identities with an ott enrollment, each with its token and a CSR of a new P-256 key. */
+async function prepareEnrollments(t: PkiBenchTarget, prefix: string, count: number): Promise<{ token: string; csr: string; key: string }[]> {
+  const mgmt = `${t.url}/edge/management/v1`
+  const names = Array.from({ length: count }, (_, i) => `${prefix}-${i}`)
+  return inParallel(names, 16, async (name) => {
+    const created = await call(`${mgmt}/identities`, 'POST', { name, type: 'Device', isAdmin: false, enrollment: { ott: true } }, t.adminToken)
+    if (created.status !== 201) throw new Error(`identity create answered ${created.status}`)
+    const detail = await call(`${mgmt}/identities/${created.body.data.id}`, 'GET', undefined, t.adminToken)
+    const keys = await generateKeyPair('ec-p256')
+    return { token: detail.body.data.enrollment.ott.token, csr: await makeCsrPem(keys), key: await exportPrivateKeyPem(keys.privateKey) }
+  })
+}
+
+export async function benchEnrollment(t: PkiBenchTarget): Promise<void> {
+  // the controller's own intermediate: the key the CA actor signs enrolled certificates with
+  const pki = await ensureControllerPki(join(t.dataDir, 'pki'), { hostname: 'localhost', extraSans: [], clock: systemClock })
+  const csrs = await Promise.all(Array.from({ length: CONCURRENT_ENROLLMENTS }, async () => makeCsrPem(await generateKeyPair('ec-p256'))))
+  const raw = await runLoad({
+    concurrency: CONCURRENT_ENROLLMENTS,
+    durationMs: t.durationMs,
+    request: async (w, i) => {
+      const csr = await parseCsrPem(csrs[w])
+      const now = Date.now()
+      const pem = await issueClientCertificate({
+        issuer: pki.signer,
+        publicKey: csr.publicKeySpki,
+        commonName: `bench-${w}-${i}`,
+        spiffeId: `spiffe://bench/identity/bench-${w}-${i}`,
+        notBefore: now,
+        notAfter: now + 3_600_000,
+      })
+      return pem.length > 0
+    },
+  })
+  printFigure(`raw certificate issuance (CSR check + sign), c=${CONCURRENT_ENROLLMENTS}`, raw.perSecond, 'op/s', `p50 ${raw.p50Ms.toFixed(2)} ms`)
+
+  const count = Math.min(MAX_ENROLLMENTS, Math.ceil((raw.perSecond * t.durationMs) / 1000 * 1.2) + CONCURRENT_ENROLLMENTS)
+  const pool = await prepareEnrollments(t, 'bench-ott', count)
+  const client = `${t.url}/edge/client/v1`
+  let i = 0
+  const enroll = await runLoad({
+    concurrency: CONCURRENT_ENROLLMENTS,
+    durationMs: t.durationMs,
+    maxRequests: pool.length,
+    request: async () => {
+      const { token, csr } = pool[i++]
+      const res = await call(`${client}/enroll/ott`, 'POST', { token, clientCsr: csr })
+      return res.status === 200
+    },
+  })
+  const note = enroll.count >= pool.length ? `; all ${pool.length} prepared tokens used` : ''
+  printFigure(`ott enrollments, c=${CONCURRENT_ENROLLMENTS}`, enroll.perSecond, 'req/s',
+    `p50 ${enroll.p50Ms.toFixed(2)} ms, p99 ${enroll.p99Ms.toFixed(2)} ms, ${enroll.errors} errors, ratio to raw issuance ${(enroll.perSecond / raw.perSecond).toFixed(2)} (target >= 0.70)${note}`)
+}
+
+/** Opens a TLS connection presenting `cert`; `then` runs once it is up and settles the promise. */
+function connectMtls(port: number, client: { cert: string; key: string }, then: (socket: tls.TLSSocket, done: (ok: boolean) => void) => void): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = tls.connect({ host: '127.0.0.1', port, servername: 'localhost', rejectUnauthorized: false, ...client }, () => then(socket, finish))
+    let settled = false
+    function finish(ok: boolean) {
+      if (settled) return
+      settled = true
+      socket.destroy()
+      resolve(ok)
+    }
+    socket.on('error', () => finish(false))
+  })
+}
+
+export async function benchCertLogin(t: PkiBenchTarget): Promise<void> {
+  const [me] = await prepareEnrollments(t, 'bench-cert-login', 1)
+  const enrolled = await call(`${t.url}/edge/client/v1/enroll/ott`, 'POST', { token: me.token, clientCsr: me.csr })
+  if (enrolled.status !== 200) throw new Error(`enrollment answered ${enrolled.status}`)
+  const client = { cert: enrolled.body.data.cert as string, key: me.key }
+  const port = Number(new URL(t.url).port)
+
+  const handshakes = await runLoad({
+    concurrency: CONCURRENT_LOGINS,
+    durationMs: t.durationMs,
+    request: () => connectMtls(port, client, (_socket, done) => done(true)),
+  })
+  printFigure(`raw mTLS handshakes (new connection each), c=${CONCURRENT_LOGINS}`, handshakes.perSecond, 'op/s', `p50 ${handshakes.p50Ms.toFixed(2)} ms`)
+
+  const request = 'POST /edge/client/v1/authenticate?method=cert HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n' +
+    'content-length: 2\r\nconnection: close\r\n\r\n{}'
+  const logins = await runLoad({
+    concurrency: CONCURRENT_LOGINS,
+    durationMs: t.durationMs,
+    request: () =>
+      connectMtls(port, client, (socket, done) => {
+        let head = ''
+        socket.on('data', (d: Buffer) => {
+          head += d.toString('latin1')
+          if (head.includes('\r\n')) done(head.startsWith('HTTP/1.1 200'))
+        })
+        socket.on('end', () => done(false))
+        socket.write(request)
+      }),
+  })
+  printFigure(`certificate logins (new TLS connection each), c=${CONCURRENT_LOGINS}`, logins.perSecond, 'req/s',
+    `p50 ${logins.p50Ms.toFixed(2)} ms, ${logins.errors} errors, ratio to raw handshakes ${(logins.perSecond / handshakes.perSecond).toFixed(2)} (target >= 0.60)`)
+}
