@@ -23,6 +23,9 @@ import { reconcileRouterIdentities } from './flows/routers/router-identity.ts'
 import { createEnrollmentMethodRegistry } from './flows/enroll/enroll-method.ts'
 import { createOttEnrollMethod } from './flows/enroll/enroll-ott.ts'
 import { createUpdbEnrollMethod } from './flows/enroll/enroll-updb.ts'
+import { createOttCaEnrollMethod } from './flows/enroll/enroll-ottca.ts'
+import { createCaAutoEnrollMethod } from './flows/enroll/enroll-ca.ts'
+import { cascadeCaDeletes, forgetDeletedCas } from './flows/ca/ca-delete-cascade.ts'
 import { enrollRoutes } from './http/routes/client/enroll-routes.ts'
 import { enrollmentRoutes } from './http/routes/management/enrollment-routes.ts'
 import { sessionsWithoutAccess } from './domain/session/service-session-types.ts'
@@ -159,6 +162,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   bus.subscribe<Extract<IdentityEvent, { type: 'identity.deleted' }>>('identity.deleted', (e) =>
     graph.tell({ type: 'identity.removed', identityId: e.identity.id, change: { author: 'system', source: 'system' } }),
   )
+  // a deleted CA's cert authenticators and ottca enrollments go with it (flows/ca/ca-delete-cascade.ts)
+  cascadeCaDeletes(bus, { identities, ca })
+  const forgotten = await forgetDeletedCas({ identities, ca })
+  if (forgotten.length > 0) log(`note: ${forgotten.length} deleted CAs still had authenticators or enrollments (an interrupted delete); removed`)
   const reconciled = await reconcileRouterIdentities({ graph, identities }, { author: 'system', source: 'system' })
   if (reconciled.length > 0) log(`note: ${reconciled.length} router identities did not follow their routers (an interrupted write); repaired`)
   const g0 = graph.snapshot()
@@ -190,9 +197,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     baseUrl: () => baseUrl,
   }
   const tokens = createSessionTokens(ca, () => baseUrl)
+  // the controller's own CA certificates: trust anchors of certificate login and of an admin's cert authenticators
+  const ownCas = [pki.intermediate.certPem, pki.root.certPem]
   const authMethods = createAuthMethodRegistry([
     createUpdbAuthMethod({ identities }),
-    createCertAuthMethod({ identities, clock, trustAnchors: trustAnchorsOf([pki.intermediate.certPem, pki.root.certPem], () => ca.snapshot()), log }),
+    createCertAuthMethod({ identities, clock, trustAnchors: trustAnchorsOf(ownCas, () => ca.snapshot()), cas: () => ca.snapshot(), log }),
   ])
   const enrollmentJwts = {
     ca,
@@ -204,6 +213,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     // the SPIFFE trust domain is stable for the life of the PKI: the root CA's fingerprint
     createOttEnrollMethod({ ...enrollmentJwts, identities, trustDomain: pki.root.view.fingerprintSha1 }),
     createUpdbEnrollMethod({ ...enrollmentJwts, identities }),
+    createOttCaEnrollMethod({ ...enrollmentJwts, identities, cas: () => ca.snapshot(), log }),
+    createCaAutoEnrollMethod({ identities, cas: () => ca.snapshot(), clock, log }),
   ])
   const resolver = createSessionResolver({ identities, sessions, clock, timeoutMs })
   const routes: RouteDef[] = []

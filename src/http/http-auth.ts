@@ -26,6 +26,8 @@ export const PUBLIC_ROUTES: ReadonlySet<string> = new Set([
   'client POST /enroll',
   'client POST /enroll/ott',
   'client POST /enroll/updb',
+  'client POST /enroll/ottca',
+  'client POST /enroll/ca',
   'GET /',
   'GET /version',
   'GET /enumerated-capabilities',

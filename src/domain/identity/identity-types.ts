@@ -79,6 +79,11 @@ export type Authenticator = DeepReadonly<{
   fingerprint?: string
   /** cert: the controller's own CA issued the certificate (an ott enrollment), rather than a third party. */
   isIssuedByNetwork?: boolean
+  /**
+   * cert: the third-party CA (`/cas`) the certificate chains to, when it came through one (ottca, CA auto-enrollment,
+   * an admin's create); deleting that CA deletes the authenticator, and a re-enroll makes an ottca enrollment of it.
+   */
+  caId?: string
   tags: Tags
   createdAt: number
   updatedAt: number

@@ -2,7 +2,11 @@
  * Certificate primary authentication (`method=cert`): the client certificate the TLS handshake presented logs in the
  * identity whose cert authenticator holds that certificate's fingerprint.
  * - the leaf is the first certificate presented; the others are untrusted intermediates, in any order
- * - the leaf's SHA-1 fingerprint (lowercase hex of the DER) must belong to a cert authenticator
+ * - the leaf's SHA-1 fingerprint (lowercase hex of the DER) must belong to a cert authenticator; when none holds it,
+ *   a verified, auth-enabled third-party CA with an `externalIdClaim` may name the identity instead: the claim's
+ *   value in the certificate is the `externalId` of the identity that logs in (CA auto-enrollment made such
+ *   identities without an authenticator), provided the chain verifies up to that CA; the session's authenticator is
+ *   then the real controller's `internal` one
  * - the chain must verify (signatures, CA rights, validity windows at the controller's clock) up to one of the
  *   current trust anchors: the controller's own CAs and the verified, auth-enabled third-party CAs (`trustAnchorsOf`)
  * - a certificate past its notAfter passes only when the identity's authentication policy allows expired
@@ -19,6 +23,7 @@ import { readCertificateDer, toCertificateView, type CertificateView } from '../
 import { verifyCertificateChain } from '../../pki/pki-chain.ts'
 import type { IdentityActor } from '../../actors/identity/identity-actor.ts'
 import type { ThirdPartyCaReads } from '../../domain/ca/ca-reads.ts'
+import { externalIdOf } from '../../domain/ca/ca-claims.ts'
 import { authPolicyOf } from './auth-api-session.ts'
 import type { AuthMethod, AuthPeer, PrimaryAuth } from './auth-method.ts'
 
@@ -30,6 +35,8 @@ export interface CertAuthDeps {
    * controller's intermediate and root CAs, later also the verified, auth-enabled third-party CAs.
    */
   trustAnchors: () => readonly string[]
+  /** The third-party CAs whose externalIdClaim may name the identity of a certificate no authenticator holds. */
+  cas?: () => Pick<ThirdPartyCaReads, 'authTrustAnchors'>
   /** Where the reason of a refusal goes (never to the client). */
   log: (line: string) => void
 }
@@ -56,6 +63,23 @@ export function createCertAuthMethod(deps: CertAuthDeps) {
     deps.log(`cert authentication from ${peer.remoteAddress || 'unknown'} refused: ${reason}`)
     throw ApiError.invalidAuth()
   }
+  /** The identity an auth-enabled CA's externalIdClaim names in `leaf`, when the chain verifies up to that CA. */
+  const byExternalId = async (leafDer: Uint8Array, intermediates: readonly Uint8Array[], leaf: CertificateView): Promise<PrimaryAuth | undefined> => {
+    for (const ca of deps.cas?.().authTrustAnchors() ?? []) {
+      if (!ca.externalIdClaim) continue
+      const externalId = externalIdOf(ca.externalIdClaim, leaf)
+      const before = externalId === null ? undefined : deps.identities.snapshot().identityByExternalId(externalId)
+      if (!before || externalId === null) continue
+      const allowExpired = authPolicyOf(before).primary.cert.allowExpiredCerts
+      const chain = await verifyCertificateChain({ leaf: leafDer, intermediates: [...intermediates], trusted: [ca.certPem], at: deps.clock.now(), allowExpired })
+      if (!chain.ok) continue
+      // re-read after the await: the identity may have been deleted or changed meanwhile
+      const identity = deps.identities.snapshot().identityByExternalId(externalId)
+      if (!identity) continue
+      return { identity, authenticator: { id: 'internal', identityId: identity.id, method: 'cert' } }
+    }
+    return undefined
+  }
   return {
     method: 'cert',
     kind: 'cert',
@@ -68,16 +92,19 @@ export function createCertAuthMethod(deps: CertAuthDeps) {
       } catch {
         return refuse(peer, 'the client certificate could not be read')
       }
+      if (leaf.extKeyUsages.length > 0 && !leaf.extKeyUsages.includes('clientAuth')) {
+        return refuse(peer, `certificate ${leaf.fingerprintSha1} is not for client authentication (${leaf.extKeyUsages.join(', ')})`)
+      }
       const authenticator = deps.identities.snapshot().certByFingerprintOf(leaf.fingerprintSha1)
-      if (!authenticator) return refuse(peer, `no cert authenticator has fingerprint ${leaf.fingerprintSha1}`)
+      if (!authenticator) {
+        const claimed = await byExternalId(leafDer, intermediates, leaf)
+        return claimed ?? refuse(peer, `no cert authenticator has fingerprint ${leaf.fingerprintSha1}, and no CA claim names an identity`)
+      }
       const before = deps.identities.snapshot().identity(authenticator.identityId)
       if (!before) return refuse(peer, `the identity of authenticator ${authenticator.id} is gone`)
       const allowExpired = authPolicyOf(before).primary.cert.allowExpiredCerts
       const chain = await verifyCertificateChain({ leaf: leafDer, intermediates, trusted: [...deps.trustAnchors()], at: deps.clock.now(), allowExpired })
       if (!chain.ok) return refuse(peer, `certificate ${leaf.fingerprintSha1}: ${chain.reason}: ${chain.message}`)
-      if (leaf.extKeyUsages.length > 0 && !leaf.extKeyUsages.includes('clientAuth')) {
-        return refuse(peer, `certificate ${leaf.fingerprintSha1} is not for client authentication (${leaf.extKeyUsages.join(', ')})`)
-      }
       // re-read after the await: the identity or its authenticator may have been deleted meanwhile
       const s = deps.identities.snapshot()
       const identity = s.identity(authenticator.identityId)
