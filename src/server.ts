@@ -224,7 +224,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...authenticateRoutes({ identities, sessions, clock, timeoutMs, authMethods }),
     ...currentIdentityRoutes({ identities, sessions, clock }),
     ...identityRoutes({ identities, sessions, clock, startedAt, enrollments }),
-    ...authenticatorRoutes({ identities }),
+    ...authenticatorRoutes({ identities, clock, enrollments, ownCas, cas: () => ca.snapshot() }),
     ...apiSessionRoutes({ identities, sessions }),
     ...summaryRoutes({ identities, sessions, graph }),
     ...externalJwtSignerRoutes(),
