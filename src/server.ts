@@ -163,8 +163,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     graph.tell({ type: 'identity.removed', identityId: e.identity.id, change: { author: 'system', source: 'system' } }),
   )
   // a deleted CA's cert authenticators and ottca enrollments go with it (flows/ca/ca-delete-cascade.ts)
-  cascadeCaDeletes(bus, { identities, ca })
-  const forgotten = await forgetDeletedCas({ identities, ca })
+  cascadeCaDeletes(bus, { identities })
+  const forgotten = await forgetDeletedCas({ identities, caExists: (id) => ca.snapshot().cas.has(id) })
   if (forgotten.length > 0) log(`note: ${forgotten.length} deleted CAs still had authenticators or enrollments (an interrupted delete); removed`)
   const reconciled = await reconcileRouterIdentities({ graph, identities }, { author: 'system', source: 'system' })
   if (reconciled.length > 0) log(`note: ${reconciled.length} router identities did not follow their routers (an interrupted write); repaired`)

@@ -206,6 +206,24 @@ describe('CA auto-enrollment', () => {
     expectError(await enrollCa(client), 409, 'CERT_IN_USE')
   })
 
+  it('accepts a chain through two intermediates presented in any order, and logs it in', async () => {
+    const ca = await registerCa()
+    const now = srv.clock.now()
+    const validity = { notBefore: now - 3_600_000, notAfter: now + 30 * 86_400_000 }
+    const upperKeys = await generateKeyPair('rsa-2048')
+    const upperPem = await createIntermediateCa({ issuer: ca.test.signer, subject: { commonName: `upper ${++seq}` }, publicKey: upperKeys.publicKey, pathLen: 1, ...validity })
+    const lowerKeys = await generateKeyPair('ec-p256')
+    const lowerPem = await createIntermediateCa({ issuer: { certPem: upperPem, privateKey: upperKeys.privateKey }, subject: { commonName: `lower ${seq}` }, publicKey: lowerKeys.publicKey, ...validity })
+    const client = await makeClientCert({ issuer: { certPem: lowerPem, privateKey: lowerKeys.privateKey }, clock: srv.clock, commonName: `deep ${seq}` })
+    // the upper intermediate first: the order the client sends them in does not matter
+    expectStatus(await enrollCa(client, upperPem + lowerPem), 200)
+    const identity = await identityNamed(`${ca.name}-deep ${seq}`)
+    expect(await certAuthenticatorsOf(identity.id)).toHaveLength(1)
+    expectStatus(await certLogin(client, lowerPem + upperPem), 200)
+    // without the intermediates the chain does not reach the CA
+    expectError(await certLogin(client), 401, 'INVALID_AUTH')
+  })
+
   it('fills every placeholder of identityNameFormat, takes the requested name of the generic form, and counts collisions', async () => {
     const ca = await registerCa({ identityNameFormat: '[caName]/[caId]/[commonName]/[requestedName]' })
     const cn = `same cn ${++seq}`

@@ -10,7 +10,6 @@
  * longer a trust anchor, so such a certificate logs nobody in, and an ottca redeem of a missing CA is refused
  * INVALID_ENROLLMENT_TOKEN. `forgetDeletedCas` runs at every start and removes them.
  */
-import type { CaActor } from '../../actors/ca/ca-actor.ts'
 import type { CaEvent } from '../../actors/ca/ca-messages.ts'
 import type { IdentityActor } from '../../actors/identity/identity-actor.ts'
 import type { ChangeContext } from '../../actors/runtime/actor-runtime.ts'
@@ -18,13 +17,14 @@ import type { EventBus } from '../../actors/runtime/event-bus.ts'
 
 export interface CaCascadeDeps {
   identities: IdentityActor
-  ca: CaActor
+  /** Whether a third-party CA exists (the CA actor's snapshot). */
+  caExists: (caId: string) => boolean
 }
 
 const SYSTEM: ChangeContext = { author: 'system', source: 'system' }
 
 /** Subscribes the cascade to `ca.deleted`; answers the unsubscribe function. */
-export function cascadeCaDeletes(bus: EventBus, deps: CaCascadeDeps): () => void {
+export function cascadeCaDeletes(bus: EventBus, deps: Pick<CaCascadeDeps, 'identities'>): () => void {
   return bus.subscribe<Extract<CaEvent, { type: 'ca.deleted' }>>('ca.deleted', (e) =>
     deps.identities.tell({ type: 'identity.forgetCa', caId: e.ca.id, change: SYSTEM }),
   )
@@ -33,10 +33,9 @@ export function cascadeCaDeletes(bus: EventBus, deps: CaCascadeDeps): () => void
 /** Removes the authenticators and enrollments of CAs that no longer exist; answers the ids of those CAs. */
 export async function forgetDeletedCas(deps: CaCascadeDeps): Promise<string[]> {
   const s = deps.identities.snapshot()
-  const cas = deps.ca.snapshot().cas
   const gone = new Set<string>()
-  for (const a of s.authenticators.values()) if (a.caId !== undefined && !cas.get(a.caId)) gone.add(a.caId)
-  for (const e of s.enrollments.values()) if (e.caId !== null && !cas.get(e.caId)) gone.add(e.caId)
+  for (const a of s.authenticators.values()) if (a.caId !== undefined && !deps.caExists(a.caId)) gone.add(a.caId)
+  for (const e of s.enrollments.values()) if (e.caId !== null && !deps.caExists(e.caId)) gone.add(e.caId)
   for (const caId of gone) await deps.identities.ask({ type: 'identity.forgetCa', caId, change: SYSTEM })
   return [...gone]
 }
