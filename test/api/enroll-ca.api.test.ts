@@ -224,6 +224,16 @@ describe('CA auto-enrollment', () => {
     expectError(await certLogin(client), 401, 'INVALID_AUTH')
   })
 
+  it('lets exactly one of two racing first contacts with the same certificate create an identity', async () => {
+    const ca = await registerCa()
+    const client = await clientOf(ca.test, { commonName: `racer ${++seq}` })
+    const [a, b] = await Promise.all([enrollCa(client), enrollCa(client)])
+    expect([a.status, b.status].sort()).toEqual([200, 409])
+    expect((a.status === 409 ? a : b).body.error.code).toBe('CERT_IN_USE')
+    const made = (await srv.mgmt.get(`/identities?filter=${encodeURIComponent(`name contains "racer ${seq}"`)}`)).body.data
+    expect(made).toHaveLength(1)
+  })
+
   it('fills every placeholder of identityNameFormat, takes the requested name of the generic form, and counts collisions', async () => {
     const ca = await registerCa({ identityNameFormat: '[caName]/[caId]/[commonName]/[requestedName]' })
     const cn = `same cn ${++seq}`
