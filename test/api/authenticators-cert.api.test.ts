@@ -166,3 +166,11 @@ describe('POST /authenticators/{id}/re-enroll', () => {
     expectStatus(await srv.mgmt.get(`/authenticators/${authId}`), 200)
   })
 })
+
+describe('POST /enroll/ca on a controller whose CAs allow no auto-enrollment', () => {
+  // this file's CAs all have isAutoCaEnrollmentEnabled false (controller-behaviour.md §6 "CA auto-enrollment")
+  it('answers ENROLLMENT_NO_VALID_CAS', async () => {
+    const client = await clientOf(verifiedCa.test)
+    expectError(await srv.client.post('/enroll/ca', undefined, { tls: { cert: client.certPem, key: client.keyPem } }), 400, 'ENROLLMENT_NO_VALID_CAS')
+  })
+})

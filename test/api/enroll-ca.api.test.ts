@@ -124,8 +124,9 @@ describe('ottca enrollment', () => {
     expectStatus(await certLogin(client, intermediatePem), 200)
   })
 
-  it('refuses a CA that is not verified, or does not allow ottca, with ENROLLMENT_CA_NOT_VALID', async () => {
-    for (const [over, verified] of [[{}, false], [{ isOttCaEnrollmentEnabled: false }, true]] as const) {
+  it('refuses a CA that is not verified, does not allow ottca, or is auth-disabled, with ENROLLMENT_CA_NOT_VALID', async () => {
+    const cases = [[{}, false], [{ isOttCaEnrollmentEnabled: false }, true], [{ isAuthEnabled: false }, true]] as const
+    for (const [over, verified] of cases) {
       const ca = await registerCa(over, { verified })
       const { id, token } = await withOttCa(ca.id)
       expectError(await enrollOttCa(token, await clientOf(ca.test)), 400, 'ENROLLMENT_CA_NOT_VALID')
@@ -281,11 +282,12 @@ describe('CA auto-enrollment', () => {
     expectError(await enrollCa(await clientOf(cnCa.test, { commonName: 'no prefix here' })), 400, 'MISSING_CERT_CLAIM')
   })
 
-  it('refuses certificates of unverified, auto-enrollment-disabled or unknown CAs, and a missing certificate', async () => {
+  it('refuses certificates of unverified, auto-enrollment-disabled, auth-disabled or unknown CAs, and a missing certificate', async () => {
     const unverified = await registerCa({}, { verified: false })
     const disabled = await registerCa({ isAutoCaEnrollmentEnabled: false })
+    const authDisabled = await registerCa({ isAuthEnabled: false })
     const before = (await srv.mgmt.get('/identities?limit=1')).body.meta.pagination.totalCount
-    for (const ca of [unverified, disabled]) expectError(await enrollCa(await clientOf(ca.test)), 400, 'CERT_FAILED_VALIDATION')
+    for (const ca of [unverified, disabled, authDisabled]) expectError(await enrollCa(await clientOf(ca.test)), 400, 'CERT_FAILED_VALIDATION')
     const stranger = await makeTestCa({ clock: srv.clock })
     expectError(await enrollCa(await clientOf(stranger)), 400, 'CERT_FAILED_VALIDATION')
     expectError(await enrollCa(), 400, 'CERT_FAILED_VALIDATION')

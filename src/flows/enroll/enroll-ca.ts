@@ -2,7 +2,8 @@
  * CA auto-enrollment (`ca`): a client that holds a certificate of a verified third-party CA with
  * `isAutoCaEnrollmentEnabled` enrolls without any prior record (`POST /enroll/ca`, or the generic `?method=ca` whose
  * optional JSON body `name` is the requested name); the controller creates its identity on first contact.
- * - no verified CA allows auto-enrollment: 400 ENROLLMENT_NO_VALID_CAS
+ * - no verified, auth-enabled CA allows auto-enrollment: 400 ENROLLMENT_NO_VALID_CAS (an auth-disabled CA's
+ *   certificates could not log in; the real controller does not check that flag here)
  * - the presented certificate (leaf first, intermediates in any order) must chain to one of them (the first in id
  *   order that verifies), be valid now and allow client authentication, else (or when none is presented) 400
  *   CERT_FAILED_VALIDATION
@@ -23,6 +24,7 @@ import { newShortId } from '../../lib/ids.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { externalIdOf, formatIdentityName } from '../../domain/ca/ca-claims.ts'
 import type { ThirdPartyCaReads } from '../../domain/ca/ca-reads.ts'
+import { isAutoCaEnrollable } from '../../domain/ca/ca-types.ts'
 import { decideCertUnused } from '../../domain/identity/identity-decide.ts'
 import type { IdentityActor } from '../../actors/identity/identity-actor.ts'
 import type { ChangeContext } from '../../actors/runtime/actor-runtime.ts'
@@ -47,7 +49,7 @@ export function createCaAutoEnrollMethod(deps: CaAutoEnrollDeps) {
   return {
     method: 'ca',
     async redeem(input: EnrollInput, peer: AuthPeer, change: ChangeContext): Promise<EnrollResult> {
-      const candidates = deps.cas().verifiedCas().filter((ca) => ca.isAutoCaEnrollmentEnabled)
+      const candidates = deps.cas().verifiedCas().filter(isAutoCaEnrollable)
       if (candidates.length === 0) throw new ApiError('ENROLLMENT_NO_VALID_CAS')
       const presented = await caCertificateOf(peer, candidates, deps.clock.now())
       if (!presented.ok) {

@@ -6,8 +6,9 @@
  * - create: the CA must exist: 400 COULD_NOT_VALIDATE (field caId); the token, JWT (em = "ottca") and expiry:
  *   enroll-jwt.ts
  * - redeem: token refusals as for ott (INVALID_ENROLLMENT_TOKEN, ENROLLMENT_EXPIRED); a CA deleted meanwhile takes
- *   its enrollments along (an unknown one is INVALID_ENROLLMENT_TOKEN); a CA that is not verified or not
- *   `isOttCaEnrollmentEnabled`: 400 ENROLLMENT_CA_NOT_VALID
+ *   its enrollments along (an unknown one is INVALID_ENROLLMENT_TOKEN); a CA that is not verified, not
+ *   `isOttCaEnrollmentEnabled` or not `isAuthEnabled` (its certificates could not log in): 400
+ *   ENROLLMENT_CA_NOT_VALID
  * - the presented certificate (leaf first, intermediates in any order) must chain to that CA, be valid now and allow
  *   client authentication, else (or when none is presented) 400 CERTIFICATE_FAILED_VALIDATION; a certificate that
  *   already belongs to an authenticator: 409 CERT_IN_USE with data {fingerprint}
@@ -21,6 +22,7 @@ import { ApiError } from '../../errors/api-error.ts'
 import { decideRedeemable } from '../../domain/enrollment/enrollment-decide.ts'
 import { decideCertUnused } from '../../domain/identity/identity-decide.ts'
 import type { ThirdPartyCaReads } from '../../domain/ca/ca-reads.ts'
+import { isOttCaEnrollable } from '../../domain/ca/ca-types.ts'
 import type { IdentityActor } from '../../actors/identity/identity-actor.ts'
 import type { ChangeContext } from '../../actors/runtime/actor-runtime.ts'
 import type { AuthPeer } from '../authenticate/auth-method.ts'
@@ -49,7 +51,7 @@ export function createOttCaEnrollMethod(deps: OttCaEnrollDeps) {
       const enrollment = decideRedeemable(deps.identities.snapshot().enrollmentOfToken(token), 'ottca', deps.clock.now())
       const ca = enrollment.caId === null ? undefined : deps.cas().cas.get(enrollment.caId)
       if (!ca) throw new ApiError('INVALID_ENROLLMENT_TOKEN')
-      if (!ca.isVerified || !ca.isOttCaEnrollmentEnabled) throw new ApiError('ENROLLMENT_CA_NOT_VALID')
+      if (!isOttCaEnrollable(ca)) throw new ApiError('ENROLLMENT_CA_NOT_VALID')
       const presented = await caCertificateOf(peer, [ca], deps.clock.now())
       if (!presented.ok) {
         deps.log(`ottca enrollment of ${enrollment.identityId} from ${peer.remoteAddress || 'unknown'} refused: ${presented.reason}`)
