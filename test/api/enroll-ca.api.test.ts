@@ -71,6 +71,8 @@ describe('ottca enrollment', () => {
     const { id, token, jwt } = await withOttCa(ca.id)
     const claims = JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString())
     expect(claims).toMatchObject({ sub: id, jti: token, em: 'ottca' })
+    const shown = (await srv.mgmt.get(`/identities/${id}`)).body.data.enrollment.ottca
+    expect(shown).toMatchObject({ caId: ca.id, ca: { id: ca.id, name: ca.name }, token })
     const list = await srv.mgmt.get(`/identities/${id}/enrollments`)
     expect(list.body.data).toHaveLength(1)
     expect(list.body.data[0]).toMatchObject({ method: 'ottca', caId: ca.id, token })
