@@ -68,8 +68,9 @@ export function createCertAuthMethod(deps: CertAuthDeps) {
     for (const ca of deps.cas?.().authTrustAnchors() ?? []) {
       if (!ca.externalIdClaim) continue
       const externalId = externalIdOf(ca.externalIdClaim, leaf)
-      const before = externalId === null ? undefined : deps.identities.snapshot().identityByExternalId(externalId)
-      if (!before || externalId === null) continue
+      if (externalId === null) continue
+      const before = deps.identities.snapshot().identityByExternalId(externalId)
+      if (!before) continue
       const allowExpired = authPolicyOf(before).primary.cert.allowExpiredCerts
       const chain = await verifyCertificateChain({ leaf: leafDer, intermediates: [...intermediates], trusted: [ca.certPem], at: deps.clock.now(), allowExpired })
       if (!chain.ok) continue
