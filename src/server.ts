@@ -27,6 +27,9 @@ import { createEnrollmentMethodRegistry } from './flows/enroll/enroll-method.ts'
 import { createOttEnrollMethod } from './flows/enroll/enroll-ott.ts'
 import { createUpdbEnrollMethod } from './flows/enroll/enroll-updb.ts'
 import { createErottEnrollMethod } from './flows/enroll/enroll-erott.ts'
+import { createOttCaEnrollMethod } from './flows/enroll/enroll-ottca.ts'
+import { createCaAutoEnrollMethod } from './flows/enroll/enroll-ca.ts'
+import { cascadeCaDeletes, forgetDeletedCas } from './flows/ca/ca-delete-cascade.ts'
 import { enrollRoutes } from './http/routes/client/enroll-routes.ts'
 import { enrollmentRoutes } from './http/routes/management/enrollment-routes.ts'
 import { sessionsWithoutAccess } from './domain/session/service-session-types.ts'
@@ -163,6 +166,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   bus.subscribe<Extract<IdentityEvent, { type: 'identity.deleted' }>>('identity.deleted', (e) =>
     graph.tell({ type: 'identity.removed', identityId: e.identity.id, change: { author: 'system', source: 'system' } }),
   )
+  // a deleted CA's cert authenticators and ottca enrollments go with it (flows/ca/ca-delete-cascade.ts)
+  cascadeCaDeletes(bus, { identities })
+  const forgotten = await forgetDeletedCas({ identities, caExists: (id) => ca.snapshot().cas.has(id) })
+  if (forgotten.length > 0) log(`note: ${forgotten.length} deleted CAs still had authenticators or enrollments (an interrupted delete); removed`)
   const reconciled = await reconcileRouterIdentities({ graph, identities }, { author: 'system', source: 'system' })
   if (reconciled.length > 0) log(`note: ${reconciled.length} router identities did not follow their routers (an interrupted write); repaired`)
   const g0 = graph.snapshot()
@@ -194,7 +201,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     baseUrl: () => baseUrl,
   }
   const tokens = createSessionTokens(ca, () => baseUrl)
-  // the controller's own CAs: what its client certificates chain to
+  // the controller's own CAs: what its client certificates chain to; trust anchors of certificate login and of an
+  // admin's cert authenticators
   const ownCas = [pki.intermediate.certPem, pki.root.certPem]
   // the SPIFFE trust domain is stable for the life of the PKI: the root CA's fingerprint
   const trustDomain = pki.root.view.fingerprintSha1
@@ -204,6 +212,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       identities,
       clock,
       trustAnchors: trustAnchorsOf(ownCas, () => ca.snapshot()),
+      cas: () => ca.snapshot(),
       log,
       sessionCertificate: sessionCertificateHolder({ sessions, identities, clock, timeoutMs }),
     }),
@@ -219,6 +228,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     createOttEnrollMethod({ ...enrollmentJwts, identities, trustDomain }),
     createUpdbEnrollMethod({ ...enrollmentJwts, identities }),
     routerEnrollments,
+    createOttCaEnrollMethod({ ...enrollmentJwts, identities, cas: () => ca.snapshot(), log }),
+    createCaAutoEnrollMethod({ identities, cas: () => ca.snapshot(), clock, log }),
   ])
   const certExtension = createCertExtension({ identities, ca, clock, ownCas, trustDomain })
   const sessionCertificates = createSessionCertificates({ sessions, ca, ownCas, trustDomain })
@@ -229,8 +240,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...versionRoutes(version, () => routes),
     ...authenticateRoutes({ identities, sessions, clock, timeoutMs, authMethods }),
     ...currentIdentityRoutes({ identities, sessions, clock, certExtension }),
-    ...identityRoutes({ identities, sessions, clock, startedAt, enrollments }),
-    ...authenticatorRoutes({ identities }),
+    ...identityRoutes({ identities, sessions, clock, startedAt, enrollments, caName: (id) => ca.snapshot().cas.get(id)?.name }),
+    ...authenticatorRoutes({ identities, clock, enrollments, ownCas, cas: () => ca.snapshot() }),
     ...apiSessionRoutes({ identities, sessions }),
     ...summaryRoutes({ identities, sessions, graph }),
     ...externalJwtSignerRoutes(),

@@ -42,6 +42,11 @@ export const API_ERRORS = {
     message: "The supplied certificate failed to validate against the CA's certificate chain",
   },
   CERTIFICATE_IS_NOT_CA: { status: 400, message: 'Leading certificate is not a CA' },
+  CERT_FAILED_VALIDATION: { status: 400, message: 'certificate failed to validate against CA' },
+  CERT_IN_USE: { status: 409, message: 'The certificate supplied is already associated with another identity' },
+  MISSING_CERT_CLAIM: { status: 400, message: 'The certificate is expected to contain and externalId, which was not found' },
+  ENROLLMENT_CA_NOT_VALID: { status: 400, message: 'The enrollment CA is no longer valid' },
+  ENROLLMENT_NO_VALID_CAS: { status: 400, message: 'No CAs are valid for this request' },
   CA_ALREADY_VERIFIED: { status: 409, message: 'CA has already been verified' },
   INVALID_COMMON_NAME: { status: 400, message: 'The common name of the supplied certificate is invalid' },
   INVALID_CERT_PEM: {

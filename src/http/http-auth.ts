@@ -29,6 +29,8 @@ export const PUBLIC_ROUTES: ReadonlySet<string> = new Set([
   'client POST /enroll/erott',
   // a router proves itself with its current client certificate, not a session
   'client POST /enroll/extend/router',
+  'client POST /enroll/ottca',
+  'client POST /enroll/ca',
   'GET /',
   'GET /version',
   'GET /enumerated-capabilities',

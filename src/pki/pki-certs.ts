@@ -45,6 +45,8 @@ export interface CertificateView {
   /** Canonical text (IPv6 compressed). */
   ipAddresses: string[]
   uris: string[]
+  /** subjectAltName e-mail addresses (rfc822Name). */
+  emails: string[]
   publicKeyAlgorithm: PublicKeyAlgorithm
   /** extendedKeyUsage purposes: `serverAuth`, `clientAuth`, or the OID of anything else. Empty when absent. */
   extKeyUsages: string[]
@@ -121,7 +123,7 @@ export async function issueServerCertificate(
  * and a URI SAN when `spiffeId` is given (e.g. `spiffe://trust.domain/identity/<id>`).
  */
 export async function issueClientCertificate(
-  opts: { issuer: CaSigner; publicKey: PublicKeyInput; commonName: string; spiffeId?: string } & Validity,
+  opts: { issuer: CaSigner; publicKey: PublicKeyInput; commonName: string; spiffeId?: string; uris?: string[]; emails?: string[] } & Validity,
 ): Promise<string> {
   return signCertificate({
     issuer: opts.issuer,
@@ -129,7 +131,7 @@ export async function issueClientCertificate(
     spki: await toSpki(opts.publicKey),
     validity: opts,
     extKeyUsages: [EKU.clientAuth],
-    sans: { uris: opts.spiffeId ? [opts.spiffeId] : [] },
+    sans: { uris: [...(opts.spiffeId ? [opts.spiffeId] : []), ...(opts.uris ?? [])], emails: opts.emails ?? [] },
   })
 }
 
@@ -287,6 +289,7 @@ export function toCertificateView({ cert, der }: ParsedCertificate): Certificate
     dnsNames: sans.dnsNames,
     ipAddresses: sans.ipAddresses,
     uris: sans.uris,
+    emails: sans.emails,
     publicKeyAlgorithm: toPublicKeyAlgorithm(new Uint8Array(cert.subjectPublicKeyInfo.toSchema().toBER(false))),
     extKeyUsages: extKeyUsagesOf(cert),
   }

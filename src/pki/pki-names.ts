@@ -10,6 +10,7 @@ const OID_ORGANIZATION = '2.5.4.10'
 /** subjectAltName. @see RFC 5280 §4.2.1.6 */
 export const OID_SUBJECT_ALT_NAME = '2.5.29.17'
 
+const GN_EMAIL = 1
 const GN_DNS = 2
 const GN_URI = 6
 const GN_IP = 7
@@ -25,6 +26,8 @@ export interface SubjectAltNames {
   dnsNames: string[]
   ipAddresses: string[]
   uris: string[]
+  /** rfc822Name entries (e-mail addresses). */
+  emails: string[]
 }
 
 /**
@@ -57,13 +60,14 @@ export function commonNameOf(name: RelativeDistinguishedNames): string {
 
 /** The subjectAltName entries of an extension list; empty lists when the extension is absent. */
 export function altNamesOf(extensions: Extension[] | undefined): SubjectAltNames {
-  const out: SubjectAltNames = { dnsNames: [], ipAddresses: [], uris: [] }
+  const out: SubjectAltNames = { dnsNames: [], ipAddresses: [], uris: [], emails: [] }
   const ext = extensions?.find((e) => e.extnID === OID_SUBJECT_ALT_NAME)
   if (!ext) return out
   const altName = ext.parsedValue instanceof AltName ? ext.parsedValue : AltName.fromBER(ext.extnValue.valueBlock.valueHexView)
   for (const gn of altName.altNames) {
     if (gn.type === GN_DNS) out.dnsNames.push(String(gn.value))
     else if (gn.type === GN_URI) out.uris.push(String(gn.value))
+    else if (gn.type === GN_EMAIL) out.emails.push(String(gn.value))
     else if (gn.type === GN_IP) {
       const ip = ipFromOctets((gn.value as asn1js.OctetString).valueBlock.valueHexView)
       if (ip) out.ipAddresses.push(ip)
@@ -85,6 +89,7 @@ export function toAltNameExtension(sans: Partial<SubjectAltNames>): Extension | 
     names.push(new GeneralName({ type: GN_IP, value: new asn1js.OctetString({ valueHex: octets }) }))
   }
   for (const uri of sans.uris ?? []) names.push(new GeneralName({ type: GN_URI, value: uri }))
+  for (const email of sans.emails ?? []) names.push(new GeneralName({ type: GN_EMAIL, value: email }))
   if (names.length === 0) return undefined
   const altName = new AltName({ altNames: names })
   return new Extension({ extnID: OID_SUBJECT_ALT_NAME, critical: false, extnValue: altName.toSchema().toBER(false), parsedValue: altName })

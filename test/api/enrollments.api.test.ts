@@ -50,7 +50,7 @@ describe('POST /enrollments', () => {
     ['a past expiresAt', (identityId) => ({ identityId, method: 'ott', expiresAt: inHours(-1) }), 'expiresAt'],
     ['an expiresAt that is not a date-time', (identityId) => ({ identityId, method: 'ott', expiresAt: 'tomorrow' }), 'expiresAt'],
     ['an unknown identity', () => ({ identityId: 'nobody', method: 'ott', expiresAt: inHours(1) }), 'identityId'],
-    ['a method this controller cannot make yet', (identityId) => ({ identityId, method: 'ottca', caId: 'some-ca', expiresAt: inHours(1) }), 'method'],
+    ['an ottca enrollment of an unknown CA', (identityId) => ({ identityId, method: 'ottca', caId: 'some-ca', expiresAt: inHours(1) }), 'caId'],
   ]
   for (const [what, body, field] of refusals) {
     it(`refuses ${what} with 400 COULD_NOT_VALIDATE on ${field}, writing nothing`, async () => {

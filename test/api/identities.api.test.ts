@@ -129,6 +129,20 @@ describe('PUT and PATCH /identities/:id', () => {
   })
 })
 
+describe('externalId', () => {
+  // the real controller keeps externalId in a unique index: certificate login through a CA's externalIdClaim finds
+  // exactly one identity by it
+  it('refuses an externalId another identity holds, on create and on patch, with COULD_NOT_VALIDATE', async () => {
+    await srv.create('/identities', { name: 'uniq-ext-a', type: 'User', isAdmin: false, externalId: 'uniq-ext-1' })
+    const dup = await srv.mgmt.post('/identities', { name: 'uniq-ext-b', type: 'User', isAdmin: false, externalId: 'uniq-ext-1' })
+    expectError(dup, 400, 'COULD_NOT_VALIDATE')
+    expect(dup.body.error.cause.field).toBe('externalId')
+    const b = await srv.create('/identities', { name: 'uniq-ext-b', type: 'User', isAdmin: false, externalId: 'uniq-ext-2' })
+    expectError(await srv.mgmt.patch(`/identities/${b}`, { externalId: 'uniq-ext-1' }), 400, 'COULD_NOT_VALIDATE')
+    expectStatus(await srv.mgmt.patch(`/identities/${b}`, { externalId: 'uniq-ext-2', name: 'uniq-ext-b2' }), 200)
+  })
+})
+
 describe('DELETE /identities/:id', () => {
   it('deletes an identity, its authenticators and its API sessions', async () => {
     const id = await createIdentity({ name: 'to-delete' })
@@ -206,14 +220,14 @@ describe('persistence', () => {
 })
 
 describe('POST /identities with enrollment', () => {
-  // ott and updb are registered (enroll-ott.api.test.ts, enroll-updb.api.test.ts); ottca is not yet: the registry
-  // refuses it, also beside a method it has
+  // ott, ottca and updb are registered (enroll-ott, enroll-ca, enroll-updb .api.test.ts); an ottca of an unknown CA is
+  // refused, also beside a method that would succeed
   for (const enrollment of [{ ottca: 'some-ca' }, { ott: true, ottca: 'some-ca' }]) {
-    it(`refuses ${JSON.stringify(enrollment)} with 400 COULD_NOT_VALIDATE on field enrollment and creates nothing`, async () => {
+    it(`refuses ${JSON.stringify(enrollment)} with 400 COULD_NOT_VALIDATE on field caId and creates nothing`, async () => {
       const name = `enrol-${Object.keys(enrollment).join('-')}`
       const res = await srv.mgmt.post('/identities', { name, type: 'User', isAdmin: false, enrollment })
       expectError(res, 400, 'COULD_NOT_VALIDATE')
-      expect(res.body.error.cause.field).toBe('enrollment')
+      expect(res.body.error.cause.field).toBe('caId')
       const list = await srv.mgmt.get(`/identities?filter=${encodeURIComponent(`name="${name}"`)}`)
       expect(list.body.data).toEqual([])
     })

@@ -83,6 +83,9 @@ export async function makeClientCert(
     commonName?: string
     keySpec?: KeySpec
     spiffeId?: string
+    /** More URI SANs, and e-mail SANs (CA-signed certificates only). */
+    uris?: string[]
+    emails?: string[]
     clock?: Clock
     notBefore?: number
     notAfter?: number
@@ -94,7 +97,15 @@ export async function makeClientCert(
   const certPem =
     opts.issuer === 'self'
       ? await selfSignedLeaf(keyPair, commonName, validity)
-      : await issueClientCertificate({ issuer: opts.issuer, publicKey: keyPair.publicKey, commonName, spiffeId: opts.spiffeId, ...validity })
+      : await issueClientCertificate({
+          issuer: opts.issuer,
+          publicKey: keyPair.publicKey,
+          commonName,
+          spiffeId: opts.spiffeId,
+          uris: opts.uris,
+          emails: opts.emails,
+          ...validity,
+        })
   return { certPem, keyPem: await exportPrivateKeyPem(keyPair.privateKey), keyPair, view: parseCertificatePem(certPem) }
 }
 

@@ -9,8 +9,11 @@ import { assertNever } from '../../lib/assert-never.ts'
 import { newShortId } from '../../lib/ids.ts'
 import {
   decideAuthPolicyId,
+  decideCertUnused,
   decideDeleteIdentity,
+  decideExternalId,
   decideName,
+  decideNewCertAuthenticator,
   decideNewUpdbAuthenticator,
   decideRoleAttributes,
   decideUpdbChange,
@@ -19,6 +22,7 @@ import {
 import type { IdentityReads } from '../../domain/identity/identity-reads.ts'
 import { decideCertExtendable, decideExtendVerify } from '../../domain/identity/identity-cert-extend.ts'
 import { decideNewEnrollment, decideRedeemable } from '../../domain/enrollment/enrollment-decide.ts'
+import { uniqueIdentityName } from '../../domain/ca/ca-claims.ts'
 import type { Enrollment } from '../../domain/enrollment/enrollment-types.ts'
 import type { Authenticator, Identity } from '../../domain/identity/identity-types.ts'
 import type { Store } from '../../store/store-env.ts'
@@ -109,9 +113,7 @@ const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, Ident
       case 'authenticator.delete': {
         const prev = state.authenticators.get(msg.id)
         if (!prev) throw ApiError.notFound()
-        state.removeAuthenticator(prev.id)
-        tx.remove('authenticators', prev.id)
-        tx.emit({ type: 'authenticator.deleted', authenticator: prev })
+        removeAuthenticator(state, prev, tx)
         return
       }
       case 'authenticator.extendCert': {
@@ -131,6 +133,19 @@ const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, Ident
         tx.put('authenticators', next.id, next)
         return
       }
+      case 'authenticator.createCert': {
+        decideNewCertAuthenticator(state, msg.identityId, msg.fingerprint)
+        const a = certAuthenticator(msg.identityId, msg, false, msg.caId, msg.tags ?? {}, tx.now)
+        state.putAuthenticator(a)
+        tx.put('authenticators', a.id, a)
+        return { id: a.id }
+      }
+      case 'authenticator.reEnroll':
+        return reEnroll(state, msg, tx)
+      case 'identity.enrollByCa':
+        return enrollByCa(state, msg, tx)
+      case 'identity.forgetCa':
+        return forgetCa(state, msg.caId, tx)
       default:
         return assertNever(msg, 'identity message')
     }
@@ -149,6 +164,7 @@ function createIdentity(
   const name = decideName(state, input.name, id)
   const roleAttributes = decideRoleAttributes(input.roleAttributes)
   const authPolicyId = decideAuthPolicyId(input.authPolicyId)
+  decideExternalId(state, input.externalId)
   if (msg.updb) decideUpdbUsername(state, msg.updb.username)
   const enrollments: Enrollment[] = []
   for (const e of msg.enrollments ?? []) {
@@ -212,7 +228,7 @@ function updateIdentity(state: IdentityState, id: string, input: IdentityFields,
     authPolicyId,
     typeId: pick('typeId', prev.typeId),
     isAdmin: pick('isAdmin', false),
-    externalId: pick('externalId', null),
+    externalId: decideExternalId(state, pick('externalId', null), id) ?? null,
     appData: pick('appData', null),
     tags: pick('tags', {}),
     defaultHostingCost: pick('defaultHostingCost', 0),
@@ -249,21 +265,13 @@ function removeIdentity(state: IdentityState, identity: Identity, tx: Tx<Identit
 /** Consumes an enrollment and creates the cert authenticator it was redeemed for, in one transaction. */
 function redeemWithCertificate(state: IdentityState, msg: Extract<IdentityMsg, { type: 'enrollment.redeemWithCertificate' }>, tx: Tx<IdentityEvent>) {
   const enrollment = decideRedeemable(state.enrollmentOfToken(msg.token), msg.method, tx.now)
-  if (state.certByFingerprintOf(msg.fingerprint)) {
+  if (msg.isIssuedByNetwork && state.certByFingerprintOf(msg.fingerprint)) {
     // the CA issued this certificate moments ago with a random serial: a second holder is a bug, not a client's doing
     throw new TypeError(`certificate ${msg.fingerprint} already belongs to an authenticator`)
   }
-  const a: Authenticator = {
-    id: newShortId(),
-    identityId: enrollment.identityId,
-    method: 'cert',
-    certPem: msg.certPem,
-    fingerprint: msg.fingerprint,
-    isIssuedByNetwork: msg.isIssuedByNetwork,
-    tags: {},
-    createdAt: tx.now,
-    updatedAt: tx.now,
-  }
+  // a pre-exchanged certificate (ottca) may have been taken meanwhile
+  decideCertUnused(state, msg.fingerprint)
+  const a = certAuthenticator(enrollment.identityId, msg, msg.isIssuedByNetwork, msg.caId ?? null, {}, tx.now)
   state.removeEnrollment(enrollment.id)
   tx.remove('enrollments', enrollment.id)
   state.putAuthenticator(a)
@@ -283,6 +291,81 @@ function redeemWithPassword(state: IdentityState, msg: Extract<IdentityMsg, { ty
   state.putAuthenticator(a)
   tx.put('authenticators', a.id, a)
   return { identityId: enrollment.identityId, authenticatorId: a.id, username }
+}
+
+/** A new cert authenticator record (the caller decided it may exist). */
+function certAuthenticator(
+  identityId: string,
+  cert: { certPem: string; fingerprint: string },
+  isIssuedByNetwork: boolean,
+  caId: string | null,
+  tags: Authenticator['tags'],
+  now: number,
+): Authenticator {
+  return {
+    id: newShortId(),
+    identityId,
+    method: 'cert',
+    certPem: cert.certPem,
+    fingerprint: cert.fingerprint,
+    isIssuedByNetwork,
+    ...(caId !== null ? { caId } : {}),
+    tags,
+    createdAt: now,
+    updatedAt: now,
+  }
+}
+
+function removeAuthenticator(state: IdentityState, a: Authenticator, tx: Tx<IdentityEvent>): void {
+  state.removeAuthenticator(a.id)
+  tx.remove('authenticators', a.id)
+  tx.emit({ type: 'authenticator.deleted', authenticator: a })
+}
+
+/** An authenticator becomes an enrollment again: removed, and the enrollment made for it stored, in one transaction. */
+function reEnroll(state: IdentityState, msg: Extract<IdentityMsg, { type: 'authenticator.reEnroll' }>, tx: Tx<IdentityEvent>) {
+  const prev = state.authenticators.get(msg.id)
+  if (!prev) throw ApiError.notFound()
+  const others = [...state.enrollmentsOf(prev.identityId)]
+  decideNewEnrollment(others, msg.enrollment.method)
+  const e: Enrollment = { ...msg.enrollment, id: newShortId(), identityId: prev.identityId, createdAt: tx.now, updatedAt: tx.now }
+  removeAuthenticator(state, prev, tx)
+  state.putEnrollment(e)
+  tx.put('enrollments', e.id, e)
+  return { id: e.id }
+}
+
+/** CA auto-enrollment: the identity and its cert authenticator (or its externalId), in one transaction. */
+function enrollByCa(state: IdentityState, msg: Extract<IdentityMsg, { type: 'identity.enrollByCa' }>, tx: Tx<IdentityEvent>) {
+  if (msg.cert) decideCertUnused(state, msg.cert.fingerprint)
+  // taken: held by an identity, or reserved for a router's identity (decideName's two refusals)
+  const name = uniqueIdentityName(msg.name, (n) => state.identityIdByName(n) !== undefined || state.reservedNameHolder(n) !== undefined)
+  const created = createIdentity(
+    state,
+    { type: 'identity.create', input: { name, typeId: 'Default', isAdmin: false, roleAttributes: [...msg.roleAttributes], externalId: msg.externalId }, change: msg.change },
+    tx,
+    msg.id,
+  )
+  let authenticatorId: string | null = null
+  if (msg.cert) {
+    const a = certAuthenticator(created.id, msg.cert, false, msg.cert.caId, {}, tx.now)
+    state.putAuthenticator(a)
+    tx.put('authenticators', a.id, a)
+    authenticatorId = a.id
+  }
+  return { id: created.id, name, authenticatorId }
+}
+
+/** What hangs on a deleted third-party CA goes: its cert authenticators and its ottca enrollments. */
+function forgetCa(state: IdentityState, caId: string, tx: Tx<IdentityEvent>) {
+  const authenticators = [...state.authenticators.values()].filter((a) => a.method === 'cert' && a.caId === caId)
+  const enrollments = [...state.enrollments.values()].filter((e) => e.method === 'ottca' && e.caId === caId)
+  for (const a of authenticators) removeAuthenticator(state, a, tx)
+  for (const e of enrollments) {
+    state.removeEnrollment(e.id)
+    tx.remove('enrollments', e.id)
+  }
+  return { authenticators: authenticators.length, enrollments: enrollments.length }
 }
 
 /** A new updb authenticator record (the caller decided it may exist). */

@@ -53,7 +53,32 @@ export type IdentityMsg =
    * and removes the enrollment in one transaction, so a token is used once and never without its authenticator.
    * INVALID_ENROLLMENT_TOKEN / ENROLLMENT_EXPIRED when the token is no longer redeemable (another request won).
    */
-  | { type: 'enrollment.redeemWithCertificate'; token: string; method: EnrollmentMethodName; certPem: string; fingerprint: string; isIssuedByNetwork: boolean; change: ChangeContext }
+  | {
+      type: 'enrollment.redeemWithCertificate'
+      token: string
+      method: EnrollmentMethodName
+      certPem: string
+      fingerprint: string
+      isIssuedByNetwork: boolean
+      /** ottca: the third-party CA the certificate chains to (kept on the authenticator). */
+      caId?: string
+      change: ChangeContext
+    }
+  /**
+   * CA auto-enrollment: creates identity `id` (type Default, not admin, `roleAttributes`) named `name`, or `name`
+   * with the real controller's collision counter, and in the same transaction either its cert authenticator (`cert`)
+   * or, when the CA maps certificates to an `externalId`, the identity with that externalId and no authenticator.
+   * CERT_IN_USE when the certificate belongs to an authenticator meanwhile.
+   */
+  | {
+      type: 'identity.enrollByCa'
+      id: string
+      name: string
+      roleAttributes: readonly string[]
+      externalId: string | null
+      cert: { certPem: string; fingerprint: string; caId: string } | null
+      change: ChangeContext
+    }
   /**
    * Redeems the updb enrollment of `token`: creates the identity's updb authenticator with the enrollment's username
    * and removes the enrollment, in one transaction.
@@ -78,6 +103,15 @@ export type IdentityMsg =
    * only it logs in. INVALID_CLIENT_CERT for any other fingerprint.
    */
   | { type: 'authenticator.verifyExtendedCert'; id: string; identityId: string; fingerprint: string; change: ChangeContext }
+  /** An admin's cert authenticator for a certificate verified before (`caId`: the third-party CA it chains to). */
+  | { type: 'authenticator.createCert'; identityId: string; certPem: string; fingerprint: string; caId: string | null; tags: Authenticator['tags']; change: ChangeContext }
+  /**
+   * Turns authenticator `id` back into an enrollment (made for it before asking): the authenticator is removed and
+   * the enrollment stored in one transaction. 409 ENROLLMENT_EXISTS when one of that method is outstanding.
+   */
+  | { type: 'authenticator.reEnroll'; id: string; enrollment: NewEnrollment; change: ChangeContext }
+  /** A third-party CA is gone: its cert authenticators and ottca enrollments go too (subscriber of `ca.deleted`). */
+  | { type: 'identity.forgetCa'; caId: string; change: ChangeContext }
 
 export interface IdentityReplies {
   'identity.create': { id: string }
@@ -95,6 +129,10 @@ export interface IdentityReplies {
   'authenticator.delete': void
   'authenticator.extendCert': void
   'authenticator.verifyExtendedCert': void
+  'identity.enrollByCa': { id: string; name: string; authenticatorId: string | null }
+  'authenticator.createCert': { id: string }
+  'authenticator.reEnroll': { id: string }
+  'identity.forgetCa': { authenticators: number; enrollments: number }
 }
 
 export type IdentityEvent =

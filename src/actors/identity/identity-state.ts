@@ -33,6 +33,7 @@ export class IdentityState implements IdentityReads {
   private readonly enrollmentByToken = new Map<string, string>()
   private readonly enrollmentsByIdentity = new Map<string, Set<string>>()
   private readonly certByFingerprint = new Map<string, string>()
+  private readonly byExternalId = new Map<string, string>()
   /** Role attribute names, one string each (they repeat across most identities). */
   private readonly attributeNames = new StringPool()
   /** Identity ids in ascending order, rebuilt lazily after inserts/deletes (lists default to id order). */
@@ -43,6 +44,10 @@ export class IdentityState implements IdentityReads {
 
   identity(id: string): Identity | undefined {
     return this.identities.get(id)
+  }
+  identityByExternalId(externalId: string): Identity | undefined {
+    const id = this.byExternalId.get(externalId)
+    return id ? this.identities.get(id) : undefined
   }
   identityIdByName(name: string): string | undefined {
     return this.byName.get(name)
@@ -87,6 +92,7 @@ export class IdentityState implements IdentityReads {
     const prev = this.identities.get(next.id)
     if (prev) {
       if (prev.name !== next.name) this.byName.delete(prev.name)
+      if (prev.externalId !== null && prev.externalId !== next.externalId) this.byExternalId.delete(prev.externalId)
       for (const r of prev.roleAttributes ?? []) this.unindexRole(r, prev.id)
     } else {
       this.sortedIds = null
@@ -94,6 +100,7 @@ export class IdentityState implements IdentityReads {
     next = compact(next, this.attributeNames)
     this.identities.set(next.id, next)
     this.byName.set(next.name, next.id)
+    if (next.externalId !== null) this.byExternalId.set(next.externalId, next.id)
     for (const r of next.roleAttributes ?? []) {
       let set = this.byRole.get(r)
       if (!set) this.byRole.set(r, (set = new Set()))
@@ -106,6 +113,7 @@ export class IdentityState implements IdentityReads {
     if (!prev) return
     this.identities.delete(id)
     this.byName.delete(prev.name)
+    if (prev.externalId !== null && this.byExternalId.get(prev.externalId) === id) this.byExternalId.delete(prev.externalId)
     for (const r of prev.roleAttributes ?? []) this.unindexRole(r, id)
     this.sortedIds = null
   }

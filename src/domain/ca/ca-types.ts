@@ -58,3 +58,16 @@ export type ThirdPartyCa = DeepReadonly<{
   createdAt: number
   updatedAt: number
 }>
+
+/**
+ * Whether certificates of `ca` may enroll by ottca: verified, ottca enabled, and auth enabled (the issue's rule that
+ * an auth-disabled CA neither enrolls nor authenticates; the real controller checks only the ottca flag).
+ */
+export function isOttCaEnrollable(ca: ThirdPartyCa): boolean {
+  return ca.isVerified && ca.isAuthEnabled && ca.isOttCaEnrollmentEnabled
+}
+
+/** Whether certificates of `ca` may auto-enroll: verified, auto-enrollment enabled, and auth enabled (as ottca). */
+export function isAutoCaEnrollable(ca: ThirdPartyCa): boolean {
+  return ca.isVerified && ca.isAuthEnabled && ca.isAutoCaEnrollmentEnabled
+}

@@ -6,6 +6,9 @@
  * - authPolicyId must name an existing policy (only `default` exists for now)
  * - the default admin can not be deleted, nor a router's identity (it goes with its router or its tunneling)
  * - an identity has at most one updb authenticator; updb usernames are unique
+ * - an externalId names at most one identity (the real controller's unique index): 400 COULD_NOT_VALIDATE
+ * - an identity has at most one cert authenticator (409 MAX_AUTHENTICATOR_METHODS_REACHED); a certificate (by its
+ *   fingerprint) belongs to at most one authenticator (409 CERT_IN_USE with data {fingerprint})
  */
 import { ApiError } from '../../errors/api-error.ts'
 import { DEFAULT_AUTH_POLICY, type Authenticator, type Identity } from './identity-types.ts'
@@ -14,6 +17,10 @@ import { DEFAULT_AUTH_POLICY, type Authenticator, type Identity } from './identi
 export interface IdentityLookup {
   identityIdByName(name: string): string | undefined
   identity(id: string): Identity | undefined
+  /** The identity holding an externalId. */
+  identityByExternalId(externalId: string): Identity | undefined
+  /** The cert authenticator of a certificate, by its SHA-1 fingerprint. */
+  certByFingerprintOf(fingerprint: string): Authenticator | undefined
   updbByUsername(username: string): Authenticator | undefined
   authenticatorsOf(identityId: string): Iterable<Authenticator>
   /** The id of the router whose identity `name` is reserved for (a tunneler-enabled edge router's name), if any. */
@@ -46,6 +53,38 @@ export function decideRoleAttributes(attrs: readonly string[] | null | undefined
     }
   }
   return out
+}
+
+/** An externalId no other identity holds; null and absent stay as they are. */
+export function decideExternalId(lookup: IdentityLookup, externalId: string | null | undefined, selfId?: string): string | null | undefined {
+  if (externalId === null || externalId === undefined) return externalId
+  const other = lookup.identityByExternalId(externalId)
+  if (other && other.id !== selfId) {
+    throw ApiError.invalidField('externalId', `duplicate value '${externalId}' in unique index on identities store`, externalId)
+  }
+  return externalId
+}
+
+/** A certificate (by fingerprint) not yet held by any authenticator: 409 CERT_IN_USE naming the fingerprint. */
+export function decideCertUnused(lookup: IdentityLookup, fingerprint: string): void {
+  if (lookup.certByFingerprintOf(fingerprint)) {
+    throw new ApiError('CERT_IN_USE', { cause: { kind: 'data', message: 'the certificate belongs to another authenticator', data: { fingerprint } } })
+  }
+}
+
+/** A new cert authenticator for `identityId`: the identity exists and has none yet, and the certificate is unused. */
+export function decideNewCertAuthenticator(lookup: IdentityLookup, identityId: string, fingerprint: string): void {
+  if (!lookup.identity(identityId)) {
+    throw ApiError.invalidField('identityId', `no identity found with id '${identityId}'`, identityId)
+  }
+  for (const a of lookup.authenticatorsOf(identityId)) {
+    if (a.method === 'cert') {
+      throw new ApiError('MAX_AUTHENTICATOR_METHODS_REACHED', {
+        cause: { kind: 'field', field: 'method', reason: 'identity already has a cert authenticator', value: 'cert' },
+      })
+    }
+  }
+  decideCertUnused(lookup, fingerprint)
 }
 
 export function decideAuthPolicyId(id: string | null | undefined): string {

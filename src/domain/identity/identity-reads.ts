@@ -29,4 +29,6 @@ export interface IdentityReads extends IdentityLookup {
   enrollmentsOf(identityId: string): Iterable<Enrollment>
   /** The cert authenticator of a certificate, by the SHA-1 fingerprint of its DER (lowercase hex). */
   certByFingerprintOf(fingerprint: string): Authenticator | undefined
+  /** The identity whose externalId this is (certificate login through a CA's externalIdClaim). */
+  identityByExternalId(externalId: string): Identity | undefined
 }

@@ -85,6 +85,11 @@ export type Authenticator = DeepReadonly<{
    */
   unverifiedCertPem?: string
   unverifiedFingerprint?: string
+  /**
+   * cert: the third-party CA (`/cas`) the certificate chains to, when it came through one (ottca, CA auto-enrollment,
+   * an admin's create); deleting that CA deletes the authenticator, and a re-enroll makes an ottca enrollment of it.
+   */
+  caId?: string
   tags: Tags
   createdAt: number
   updatedAt: number

@@ -7,6 +7,10 @@
  *   409 ENROLLMENT_EXISTS (both decided again by the identity actor, which may have changed meanwhile)
  * - refresh gives the enrollment a new token and JWT with the new expiry; the old token stops working at once
  * - an enrollment JWT signed for a request that then fails is never stored, so it redeems nothing
+ * - re-enroll (`POST /authenticators/{id}/re-enroll {expiresAt}`): a updb authenticator gives a updb enrollment of its
+ *   username, a cert authenticator of a third-party CA an ottca enrollment of that CA, any other cert authenticator an
+ *   ott enrollment; ONE identity-actor message removes the authenticator and stores the enrollment (409
+ *   ENROLLMENT_EXISTS when one of that method is outstanding, and then the authenticator stays)
  * @see edge-api management.yml createEnrollment, refreshEnrollment; controller-behaviour.md §6
  */
 import { ApiError } from '../../errors/api-error.ts'
@@ -47,6 +51,25 @@ export async function createEnrollment(deps: EnrollAdminDeps, input: EnrollmentC
   decideNewEnrollment(deps.identities.snapshot().enrollmentsOf(target.id), request.method)
   const enrollment = await planned.module.prepare(request, target)
   return deps.identities.ask({ type: 'enrollment.create', identityId: target.id, enrollment, change })
+}
+
+/** Turns authenticator `id` back into an enrollment expiring at `expiresAtText`; answers the enrollment's id. */
+export async function reEnrollAuthenticator(deps: EnrollAdminDeps, id: string, expiresAtText: string, change: ChangeContext): Promise<{ id: string }> {
+  const authenticator = deps.identities.snapshot().authenticators.get(id)
+  if (!authenticator) throw ApiError.notFound()
+  const expiresAt = decideExpiresAt(expiresAtText, deps.clock.now())
+  const replaces = { expiresAt, replacesAuthenticatorId: id }
+  const request: EnrollmentRequest =
+    authenticator.method === 'updb'
+      ? { method: 'updb', arg: authenticator.username, ...replaces }
+      : authenticator.caId !== undefined
+        ? { method: 'ottca', arg: authenticator.caId, ...replaces }
+        : { method: 'ott', ...replaces }
+  const [planned] = deps.enrollments.plan([request], request.method, 'method')
+  const target = targetOf(deps, authenticator.identityId)
+  decideNewEnrollment(deps.identities.snapshot().enrollmentsOf(target.id), request.method)
+  const enrollment = await planned.module.prepare(request, target)
+  return deps.identities.ask({ type: 'authenticator.reEnroll', id, enrollment, change })
 }
 
 export async function refreshEnrollment(deps: EnrollAdminDeps, id: string, expiresAtText: string, change: ChangeContext): Promise<void> {

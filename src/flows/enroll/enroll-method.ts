@@ -22,6 +22,8 @@ export interface EnrollmentRequest {
   readonly arg?: string
   /** When the enrollment expires (epoch ms); absent: the configured enrollment duration from now. */
   readonly expiresAt?: number
+  /** A re-enroll: the authenticator the enrollment replaces (its own username is no conflict for a updb enrollment). */
+  readonly replacesAuthenticatorId?: string
 }
 
 /** Who an enrollment is for (the JWT's `sub`). */

@@ -43,7 +43,7 @@ export function createUpdbEnrollMethod(deps: UpdbEnrollDeps) {
   return {
     method: 'updb',
     async prepare(request: EnrollmentRequest, target: EnrollmentTarget): Promise<EnrollmentDraft> {
-      const username = decideUpdbUsername(deps.identities.snapshot(), decideLength('username', request.arg, USERNAME_LENGTH))
+      const username = decideUpdbUsername(deps.identities.snapshot(), decideLength('username', request.arg, USERNAME_LENGTH), request.replacesAuthenticatorId)
       return { method: 'updb', ...(await issueEnrollmentJwt(deps, request, target)), caId: null, username }
     },
     async redeem(input: EnrollInput, _peer: AuthPeer, change: ChangeContext): Promise<EnrollResult> {

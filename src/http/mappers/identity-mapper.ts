@@ -25,6 +25,8 @@ export interface IdentityViewContext {
   enrollments: Iterable<Enrollment>
   hasApiSession: boolean
   now: number
+  /** The name of a third-party CA, for an ottca enrollment's `ca` reference (its id when unknown). */
+  caName?: (caId: string) => string | undefined
 }
 
 export function toIdentityDetail(i: Identity, ctx: IdentityViewContext) {
@@ -40,7 +42,7 @@ export function toIdentityDetail(i: Identity, ctx: IdentityViewContext) {
       jwt: e.jwt,
       token: e.token,
       expiresAt: iso(e.expiresAt),
-      ...(e.caId !== null ? { caId: e.caId, ca: toEntityRef('cas', e.caId, e.caId) } : {}),
+      ...(e.caId !== null ? { caId: e.caId, ca: toEntityRef('cas', e.caId, ctx.caName?.(e.caId) ?? e.caId) } : {}),
     }
   }
   return {

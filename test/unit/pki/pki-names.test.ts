@@ -41,15 +41,15 @@ describe('ipToOctets and ipFromOctets', () => {
 })
 
 describe('toAltNameExtension and altNamesOf', () => {
-  it('round-trips DNS names, IPv4 and IPv6 addresses and URIs', () => {
-    const ext = toAltNameExtension({ dnsNames: ['a.example'], ipAddresses: ['127.0.0.1', '0::1'], uris: ['spiffe://t/x'] })
+  it('round-trips DNS names, IPv4 and IPv6 addresses, URIs and e-mail addresses', () => {
+    const ext = toAltNameExtension({ dnsNames: ['a.example'], ipAddresses: ['127.0.0.1', '0::1'], uris: ['spiffe://t/x'], emails: ['a@b.example'] })
     expect(ext!.critical).toBe(false)
-    expect(altNamesOf([ext!])).toEqual({ dnsNames: ['a.example'], ipAddresses: ['127.0.0.1', '::1'], uris: ['spiffe://t/x'] })
+    expect(altNamesOf([ext!])).toEqual({ dnsNames: ['a.example'], ipAddresses: ['127.0.0.1', '::1'], uris: ['spiffe://t/x'], emails: ['a@b.example'] })
   })
 
   it('makes no extension when there are no names', () => {
     expect(toAltNameExtension({})).toBeUndefined()
-    expect(altNamesOf(undefined)).toEqual({ dnsNames: [], ipAddresses: [], uris: [] })
+    expect(altNamesOf(undefined)).toEqual({ dnsNames: [], ipAddresses: [], uris: [], emails: [] })
   })
 
   it('throws a TypeError for a bad IP address', () => {

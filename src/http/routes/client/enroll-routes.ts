@@ -1,6 +1,7 @@
 /**
  * Client API enrollment, without a session: `POST /enroll/ott`, `POST /enroll/updb?token=`, `POST /enroll/erott`
- * (JSON), `POST /enroll/extend/router` (JSON, over the router's current client certificate) and the generic
+ * (JSON), `POST /enroll/extend/router` (JSON, over the router's current client certificate), `POST /enroll/ottca` and
+ * `POST /enroll/ca` (the certificate presented on the TLS connection, no CSR) and the generic
  * `POST /enroll?method=…&token=…` (a PEM CSR body, or JSON). The routes check the media types and dispatch to the
  * registered enrollment module; the module decides everything else.
  * - the answer is JSON only: an `Accept` that allows neither application/json nor a wildcard is 415 UNSUPPORTED_MEDIA
@@ -8,7 +9,7 @@
  *   type; any other is 415 UNSUPPORTED_MEDIA
  * - a method no module redeems: 400 INVALID_ENROLL_METHOD
  * @see controller-behaviour.md §6 "Enroll endpoints"; edge-api client.yml POST /enroll, /enroll/ott, /enroll/updb,
- *   /enroll/erott, /enroll/extend/router
+ *   /enroll/erott, /enroll/extend/router, /enroll/ottca, /enroll/ca
  */
 import { ApiError } from '../../../errors/api-error.ts'
 import type { EnrollmentMethodRegistry } from '../../../flows/enroll/enroll-method.ts'
@@ -24,6 +25,7 @@ import {
   UpdbEnrollQuery,
   UpdbEnrollResult,
 } from '../../../../schemas/enroll.ts'
+import { Empty } from '../../../../schemas/common.ts'
 import { ok } from '../../http-envelope.ts'
 import { route, type RouteCtx, type RouteDef } from '../../http-route.ts'
 import { peerOf } from '../../peer-cert.ts'
@@ -35,6 +37,8 @@ const ROUTES = {
   updb: '/enroll/updb',
   erott: '/enroll/erott',
   extendRouter: '/enroll/extend/router',
+  ottca: '/enroll/ottca',
+  ca: '/enroll/ca',
 } as const
 
 const GENERIC_CONTENT_TYPES = new Set(['', 'application/json', 'application/x-pem-file', 'text/plain', 'application/pkcs7'])
@@ -94,6 +98,18 @@ export function enrollRoutes(deps: EnrollRouteDeps): RouteDef[] {
         decideAcceptsJson(ctx.request)
         return ok(await deps.routerEnrollments.extend(ctx.body, peerOf(ctx.request), changeOf(ctx)))
       },
+    }),
+    route({
+      method: 'POST', path: ROUTES.ottca, apis: ['client'], access: 'public', tag: 'Enroll',
+      summary: 'Enroll an identity with a one-time token and the client certificate of its CA, presented on the TLS connection',
+      body: OttEnrollmentRequest, response: EnrollmentCerts,
+      handle: (ctx) => redeem(ctx, 'ottca', undefined),
+    }),
+    route({
+      method: 'POST', path: ROUTES.ca, apis: ['client'], access: 'public', tag: 'Enroll',
+      summary: 'Create and enroll an identity with a client certificate of a CA that allows auto-enrollment',
+      response: Empty,
+      handle: (ctx) => redeem(ctx, 'ca', undefined),
     }),
     route({
       method: 'POST', path: ROUTES.generic, apis: ['client'], access: 'public', tag: 'Enroll',

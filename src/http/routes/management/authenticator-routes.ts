@@ -1,8 +1,14 @@
-/** Management API: authenticators of every identity. Admin only. */
+/**
+ * Management API: authenticators of every identity (updb and cert): list, get, create (updb with a password, cert
+ * with a certPem), put/patch (updb), delete, and re-enroll (back to an enrollment). Admin only.
+ */
 import type { IdentityActor } from '../../../actors/identity/identity-actor.ts'
 import type { Authenticator } from '../../../domain/identity/identity-types.ts'
 import { ApiError } from '../../../errors/api-error.ts'
 import { createUpdbAuthenticator } from '../../../flows/authenticate/auth-updb-authenticators.ts'
+import { createCertAuthenticator, type CertAuthenticatorDeps } from '../../../flows/authenticate/auth-cert-authenticators.ts'
+import { reEnrollAuthenticator, type EnrollAdminDeps } from '../../../flows/enroll/enroll-admin.ts'
+import { EnrollmentRefresh } from '../../../../schemas/enrollment.ts'
 import { ListQuery } from '../../../../schemas/common.ts'
 import { AuthenticatorCreate, AuthenticatorDetail, AuthenticatorPatch, AuthenticatorUpdate } from '../../../../schemas/authenticator.ts'
 import { created, ok, okEmpty } from '../../http-envelope.ts'
@@ -12,9 +18,11 @@ import { AUTHENTICATOR_SYMBOLS, toAuthenticatorDetail, toAuthenticatorRow } from
 import { changeOf } from '../route-change.ts'
 import { updbChangeRoutes } from '../shared/updb-change-routes.ts'
 
-const ROUTES = { list: '/authenticators', item: '/authenticators/:id' } as const
+const ROUTES = { list: '/authenticators', item: '/authenticators/:id', reEnroll: '/authenticators/:id/re-enroll' } as const
 
-export function authenticatorRoutes(deps: { identities: IdentityActor }): RouteDef[] {
+export type AuthenticatorRouteDeps = { identities: IdentityActor } & CertAuthenticatorDeps & EnrollAdminDeps
+
+export function authenticatorRoutes(deps: AuthenticatorRouteDeps): RouteDef[] {
   const find = (id: string): Authenticator => {
     const a = deps.identities.snapshot().authenticators.get(id)
     if (!a) throw ApiError.notFound()
@@ -53,8 +61,13 @@ export function authenticatorRoutes(deps: { identities: IdentityActor }): RouteD
       body: AuthenticatorCreate, successStatus: 201,
       handle: async (ctx) => {
         const b = ctx.body
+        if (b.method === 'cert') {
+          if (b.certPem === undefined) throw ApiError.invalidField('certPem', 'certPem is required for method cert', '')
+          const { id } = await createCertAuthenticator(deps, { identityId: b.identityId, certPem: b.certPem, tags: b.tags ?? {} }, changeOf(ctx))
+          return created('authenticators', id)
+        }
         if (b.method !== 'updb') {
-          throw ApiError.invalidField('method', `method '${b.method}' can not be created here; supported: updb`, b.method)
+          throw ApiError.invalidField('method', `method '${b.method}' can not be created here; supported: updb, cert`, b.method)
         }
         if (b.username === undefined) throw ApiError.invalidField('username', 'username is required for method updb', '')
         if (b.password === undefined) throw ApiError.invalidField('password', 'password is required for method updb', '')
@@ -83,6 +96,15 @@ export function authenticatorRoutes(deps: { identities: IdentityActor }): RouteD
       subject: 'an authenticator',
       bodies: { put: AuthenticatorUpdate, patch: AuthenticatorPatch },
       find: (ctx) => find(ctx.params.id),
+    }),
+    route({
+      method: 'POST', path: ROUTES.reEnroll, apis: ['management'], access: 'admin', tag: 'Authenticator',
+      summary: 'Turn an authenticator back into an enrollment (updb → updb, cert → ott, cert of a CA → ottca)',
+      body: EnrollmentRefresh, successStatus: 201,
+      handle: async (ctx) => {
+        const { id } = await reEnrollAuthenticator(deps, ctx.params.id, ctx.body.expiresAt, changeOf(ctx))
+        return created('enrollments', id)
+      },
     }),
     route({
       method: 'DELETE', path: ROUTES.item, apis: ['management'], access: 'admin', tag: 'Authenticator', summary: 'Delete an authenticator',

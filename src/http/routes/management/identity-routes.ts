@@ -26,7 +26,7 @@ const ROUTES = {
 } as const
 
 /** Identities as the Management API lists them: this list and every sub-list of identities (policies, routers). */
-export function identityListing(deps: Pick<IdentityRouteDeps, 'identities' | 'sessions' | 'clock'>): ListSpec<Identity> & { get(id: string): Identity | undefined } {
+export function identityListing(deps: Pick<IdentityRouteDeps, 'identities' | 'sessions' | 'clock' | 'caName'>): ListSpec<Identity> & { get(id: string): Identity | undefined } {
   const s = () => deps.identities.snapshot()
   return {
     symbols: IDENTITY_SYMBOLS,
@@ -52,6 +52,7 @@ export function identityListing(deps: Pick<IdentityRouteDeps, 'identities' | 'se
         authenticators: s().authenticatorsOf(i.id),
         enrollments: s().enrollmentsOf(i.id),
         hasApiSession: deps.sessions.snapshot().hasSession(i.id), now: deps.clock.now(),
+        caName: deps.caName,
       }),
     roleOf: (i) => i,
   }
@@ -64,6 +65,8 @@ export interface IdentityRouteDeps {
   startedAt: number
   /** The enrollment methods an identity may be created with. */
   enrollments: EnrollmentMethodRegistry
+  /** The name of a third-party CA (an ottca enrollment's `ca` reference); without it the reference shows the id. */
+  caName?: (caId: string) => string | undefined
 }
 
 type IdentityInput = {
