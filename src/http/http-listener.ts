@@ -15,7 +15,7 @@ import { ApiError } from '../errors/api-error.ts'
 import { newShortId } from '../lib/ids.ts'
 import { renderedBody } from './http-body.ts'
 import { renderApiError, renderThrown } from './http-errors.ts'
-import { attachPeer, readPeerChain } from './peer-cert.ts'
+import { attachPeer, peerOfSocket } from './peer-cert.ts'
 
 export interface ListenerOptions {
   host: string
@@ -109,7 +109,7 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
         body: body && body.length > 0 ? body : undefined,
       })
       const socket = req.socket as tls.TLSSocket
-      attachPeer(request, { certChainDer: readPeerChain(socket), remoteAddress: socket.remoteAddress ?? '' })
+      attachPeer(request, peerOfSocket(socket))
       await write(res, await opts.handle(request, requestId), false)
     } catch (e) {
       if (res.headersSent) {

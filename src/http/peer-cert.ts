@@ -7,8 +7,8 @@ import type { TLSSocket } from 'node:tls'
 /** What the TLS layer knows about the caller. */
 export interface PeerInfo {
   /** DER of the certificates the client presented, leaf first; empty when none. */
-  certChainDer: Uint8Array[]
-  remoteAddress: string
+  readonly certChainDer: readonly Uint8Array[]
+  readonly remoteAddress: string
 }
 
 const peers = new WeakMap<Request, PeerInfo>()
@@ -25,6 +25,24 @@ export function peerOf(req: Request): PeerInfo {
 interface PeerCertLike {
   raw?: Buffer
   issuerCertificate?: PeerCertLike
+}
+
+const chains = new WeakMap<TLSSocket, readonly Uint8Array[]>()
+
+/**
+ * The peer of a request that came over `socket`. The chain is read on first use and kept for the connection (a TLS
+ * connection's client certificates do not change): reading it costs the runtime a detailed certificate object per
+ * certificate, which only certificate login and enrollment need, once per connection.
+ */
+export function peerOfSocket(socket: TLSSocket): PeerInfo {
+  return {
+    remoteAddress: socket.remoteAddress ?? '',
+    get certChainDer() {
+      let chain = chains.get(socket)
+      if (!chain) chains.set(socket, (chain = readPeerChain(socket)))
+      return chain
+    },
+  }
 }
 
 /** Reads the presented chain from a TLS socket (leaf first, stopping at a self-issued certificate). */

@@ -104,7 +104,7 @@ export function isIssuedByTrustAnchor(opts: Pick<VerifyChainOptions, 'leaf' | 't
   return trusted.some((anchor) => {
     const issuer = opensslOf(anchor)
     if (!leaf.checkIssued(issuer)) return false
-    if (!isCaCertificate(anchor.cert) || !canSignCertificates(anchor.cert) || checkTime(anchor, state) !== null) return false
+    if (!mayIssue(anchor) || checkTime(anchor, state) !== null) return false
     try {
       return leaf.verify(issuer.publicKey)
     } catch {
@@ -199,6 +199,18 @@ function signedBy(child: ParsedCertificate, issuer: ParsedCertificate, state: Se
 
 /** OpenSSL's view of a parsed certificate, made once per certificate object (trust anchors are kept parsed). */
 const openssl = new WeakMap<ParsedCertificate, X509Certificate>()
+const issuers = new WeakMap<ParsedCertificate, boolean>()
+/**
+ * Whether a certificate may issue others (basicConstraints cA and, when present, keyUsage keyCertSign), decided once
+ * per parsed certificate: pkijs parses an extension's value again on every read, which cost a certificate login more
+ * than its signature check.
+ */
+function mayIssue(parsed: ParsedCertificate): boolean {
+  let may = issuers.get(parsed)
+  if (may === undefined) issuers.set(parsed, (may = isCaCertificate(parsed.cert) && canSignCertificates(parsed.cert)))
+  return may
+}
+
 function opensslOf(parsed: ParsedCertificate): X509Certificate {
   let x = openssl.get(parsed)
   if (!x) openssl.set(parsed, (x = new X509Certificate(parsed.der)))
