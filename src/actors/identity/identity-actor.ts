@@ -68,16 +68,14 @@ const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, Ident
         decideNewEnrollment(state.enrollmentsOf(msg.identityId), msg.enrollment.method)
         if (msg.enrollment.username !== null) decideUpdbUsername(state, msg.enrollment.username)
         const e: Enrollment = { ...msg.enrollment, id: newShortId(), identityId: msg.identityId, createdAt: tx.now, updatedAt: tx.now }
-        state.putEnrollment(e)
-        tx.put('enrollments', e.id, e)
+        saveEnrollment(state, tx, e)
         return { id: e.id }
       }
       case 'enrollment.refresh': {
         const prev = state.enrollments.get(msg.id)
         if (!prev) throw ApiError.notFound()
         const next: Enrollment = { ...prev, token: msg.token, jwt: msg.jwt, expiresAt: msg.expiresAt, updatedAt: tx.now }
-        state.putEnrollment(next)
-        tx.put('enrollments', next.id, next)
+        saveEnrollment(state, tx, next)
         return
       }
       case 'enrollment.delete': {
@@ -89,8 +87,7 @@ const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, Ident
       case 'authenticator.createUpdb': {
         decideNewUpdbAuthenticator(state, msg.identityId, msg.username)
         const a = updbAuthenticator(msg.identityId, msg.username, msg.passwordHash, msg.tags ?? {}, tx.now)
-        state.putAuthenticator(a)
-        tx.put('authenticators', a.id, a)
+        saveAuthenticator(state, tx, a)
         return { id: a.id }
       }
       case 'authenticator.update': {
@@ -106,8 +103,7 @@ const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, Ident
           tags: msg.tags !== undefined ? msg.tags : msg.replaceTags ? {} : prev.tags,
           updatedAt: tx.now,
         }
-        state.putAuthenticator(next)
-        tx.put('authenticators', next.id, next)
+        saveAuthenticator(state, tx, next)
         return
       }
       case 'authenticator.delete': {
@@ -120,8 +116,7 @@ const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, Ident
         const prev = decideCertExtendable(state.authenticators.get(msg.id), msg.identityId)
         if (state.certByFingerprintOf(msg.fingerprint)) throw new TypeError(`certificate ${msg.fingerprint} already belongs to an authenticator`)
         const next: Authenticator = { ...prev, unverifiedCertPem: msg.certPem, unverifiedFingerprint: msg.fingerprint, updatedAt: tx.now }
-        state.putAuthenticator(next)
-        tx.put('authenticators', next.id, next)
+        saveAuthenticator(state, tx, next)
         return
       }
       case 'authenticator.verifyExtendedCert': {
@@ -129,15 +124,13 @@ const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, Ident
         const proven = decideExtendVerify(prev, msg.identityId, msg.fingerprint)
         const { unverifiedCertPem: _pem, unverifiedFingerprint: _fp, ...rest } = prev!
         const next: Authenticator = { ...rest, certPem: proven.certPem, fingerprint: proven.fingerprint, updatedAt: tx.now }
-        state.putAuthenticator(next)
-        tx.put('authenticators', next.id, next)
+        saveAuthenticator(state, tx, next)
         return
       }
       case 'authenticator.createCert': {
         decideNewCertAuthenticator(state, msg.identityId, msg.fingerprint)
         const a = certAuthenticator(msg.identityId, msg, false, msg.caId, msg.tags ?? {}, tx.now)
-        state.putAuthenticator(a)
-        tx.put('authenticators', a.id, a)
+        saveAuthenticator(state, tx, a)
         return { id: a.id }
       }
       case 'authenticator.reEnroll':
@@ -199,12 +192,10 @@ function createIdentity(
   tx.put('identities', identity.id, identity)
   if (msg.updb) {
     const a = updbAuthenticator(identity.id, msg.updb.username, msg.updb.passwordHash, {}, tx.now)
-    state.putAuthenticator(a)
-    tx.put('authenticators', a.id, a)
+    saveAuthenticator(state, tx, a)
   }
   for (const e of enrollments) {
-    state.putEnrollment(e)
-    tx.put('enrollments', e.id, e)
+    saveEnrollment(state, tx, e)
   }
   tx.emit({ type: 'identity.created', identity })
   return { id: identity.id }
@@ -263,6 +254,18 @@ function removeIdentity(state: IdentityState, identity: Identity, tx: Tx<Identit
 }
 
 /** Consumes an enrollment and creates the cert authenticator it was redeemed for, in one transaction. */
+/** Stores an authenticator in the state and stages its write (the two never go apart). */
+function saveAuthenticator(state: IdentityState, tx: Tx<IdentityEvent>, a: Authenticator): void {
+  state.putAuthenticator(a)
+  tx.put('authenticators', a.id, a)
+}
+
+/** Stores an enrollment in the state and stages its write. */
+function saveEnrollment(state: IdentityState, tx: Tx<IdentityEvent>, e: Enrollment): void {
+  state.putEnrollment(e)
+  tx.put('enrollments', e.id, e)
+}
+
 function redeemWithCertificate(state: IdentityState, msg: Extract<IdentityMsg, { type: 'enrollment.redeemWithCertificate' }>, tx: Tx<IdentityEvent>) {
   const enrollment = decideRedeemable(state.enrollmentOfToken(msg.token), msg.method, tx.now)
   if (msg.isIssuedByNetwork && state.certByFingerprintOf(msg.fingerprint)) {
@@ -274,8 +277,7 @@ function redeemWithCertificate(state: IdentityState, msg: Extract<IdentityMsg, {
   const a = certAuthenticator(enrollment.identityId, msg, msg.isIssuedByNetwork, msg.caId ?? null, {}, tx.now)
   state.removeEnrollment(enrollment.id)
   tx.remove('enrollments', enrollment.id)
-  state.putAuthenticator(a)
-  tx.put('authenticators', a.id, a)
+  saveAuthenticator(state, tx, a)
   return { identityId: enrollment.identityId, authenticatorId: a.id }
 }
 
@@ -288,8 +290,7 @@ function redeemWithPassword(state: IdentityState, msg: Extract<IdentityMsg, { ty
   const a = updbAuthenticator(enrollment.identityId, username, msg.passwordHash, {}, tx.now)
   state.removeEnrollment(enrollment.id)
   tx.remove('enrollments', enrollment.id)
-  state.putAuthenticator(a)
-  tx.put('authenticators', a.id, a)
+  saveAuthenticator(state, tx, a)
   return { identityId: enrollment.identityId, authenticatorId: a.id, username }
 }
 
@@ -330,8 +331,7 @@ function reEnroll(state: IdentityState, msg: Extract<IdentityMsg, { type: 'authe
   decideNewEnrollment(others, msg.enrollment.method)
   const e: Enrollment = { ...msg.enrollment, id: newShortId(), identityId: prev.identityId, createdAt: tx.now, updatedAt: tx.now }
   removeAuthenticator(state, prev, tx)
-  state.putEnrollment(e)
-  tx.put('enrollments', e.id, e)
+  saveEnrollment(state, tx, e)
   return { id: e.id }
 }
 
@@ -349,8 +349,7 @@ function enrollByCa(state: IdentityState, msg: Extract<IdentityMsg, { type: 'ide
   let authenticatorId: string | null = null
   if (msg.cert) {
     const a = certAuthenticator(created.id, msg.cert, false, msg.cert.caId, {}, tx.now)
-    state.putAuthenticator(a)
-    tx.put('authenticators', a.id, a)
+    saveAuthenticator(state, tx, a)
     authenticatorId = a.id
   }
   return { id: created.id, name, authenticatorId }
