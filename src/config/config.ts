@@ -56,9 +56,12 @@ export const DEFAULTS = {
   enrollmentDurationMs: 180 * 60_000,
 } as const
 
-/** Minimum session timeout; shorter values fall back to the default, as the real controller does. */
+/**
+ * Minimum session timeout. A shorter value stops the start with a message (the real controller silently falls back to
+ * its default, so an operator's typo went unnoticed).
+ */
 const MIN_SESSION_TIMEOUT_MS = 60_000
-/** Minimum enrollment duration; shorter values fall back to the default, as the real controller does. */
+/** Minimum enrollment duration; a shorter value stops the start with a message, as for the session timeout. */
 const MIN_ENROLLMENT_DURATION_MS = 5 * 60_000
 
 /** Settings named on the command line (undefined = not given). */
@@ -100,7 +103,12 @@ function durationSetting(what: string, text: string | undefined, dflt: number, m
   if (text === undefined) return dflt
   const ms = parseDurationMs(text)
   if (ms === undefined) throw new ConfigError(`${what} '${text}' is not a duration such as 30m`)
-  return ms < minMs ? dflt : ms
+  if (ms < minMs) throw new ConfigError(`${what} '${text}' is shorter than its minimum ${formatMinutes(minMs)}`)
+  return ms
+}
+
+function formatMinutes(ms: number): string {
+  return `${ms / 60_000}m`
 }
 
 function readConfigFile(path: string): ConfigFile {
