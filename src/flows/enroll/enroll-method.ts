@@ -1,7 +1,7 @@
 /**
- * Enrollment methods as modules: the `EnrollmentMethod` interface every method implements (ott, ottca, updb, router
- * enrollment `erott`, CA auto-enrollment and certificate extension arrive with the enrollment issue) and the registry
- * the identity-create path and `POST /enroll` dispatch through. Shaped after the real controller's enrollment modules
+ * Enrollment methods as modules: the `EnrollmentMethod` interface every method implements (enroll-ott, enroll-ottca,
+ * enroll-updb, enroll-erott for routers, enroll-ca for CA auto-enrollment, which has no create-time part) and the
+ * registry the identity-create path and `POST /enroll` dispatch through. Shaped after the real controller's enrollment modules
  * (`enrollment_mod_{ott,ottca,updb,erott,ca}.go`): a create-time part that makes the enrollment record stored with its
  * identity or router, and a redeem part that runs unauthenticated on `POST /enroll/<method>`.
  * - a method requested on create that no module with a create-time part handles: 400 COULD_NOT_VALIDATE, field
