@@ -175,12 +175,12 @@ async function checkKey(key: Source, certs: CertFile[], findings: FindingList): 
 /** Verifies the leaf of `file` (with the intermediates in the file and in `ca`) against the CA bundle. */
 async function checkChain(file: CertFile, ca: CertFile, options: FileCheckOptions, findings: FindingList): Promise<void> {
   if (options.now < file.leaf.notBefore || options.now > file.leaf.notAfter) return // reported with the file
-  // As Go's x509 with the bundle as its root pool: every certificate of `ca` is a trust anchor. Passed as
-  // PEM text, which pki-chain keeps parsed between the client and the server certificate.
+  // As Go's x509 with the bundle as its root pool: every certificate of `ca` is a trust anchor. The certificates
+  // are passed parsed: asn1js parsing is most of the time of a check.
   const result = await verifyCertificateChain({
-    leaf: file.certs[0].der,
-    intermediates: file.certs.slice(1).map((c) => c.der),
-    trusted: [ca.text],
+    leaf: file.certs[0],
+    intermediates: file.certs.slice(1),
+    trusted: ca.certs,
     at: options.now,
   })
   if (!result.ok) {
