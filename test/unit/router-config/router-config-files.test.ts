@@ -1,5 +1,6 @@
 // `--check-files` (issue 13): every finding about the files an identity names, with a PKI generated per run.
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { generateKeyPairSync } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Finding } from '../../../src/router-config/router-config-findings.ts'
@@ -192,6 +193,32 @@ describe('--check-files: advertise addresses against the server certificate SANs
     expect(hostCoveredBy('host.local.', view)).toBe(true)
     expect(hostCoveredBy('2001:DB8:0::1', view)).toBe(true)
     expect(hostCoveredBy('10.0.0.2', view)).toBe(false)
+  })
+})
+
+describe('--check-files: other identities and keys', () => {
+  it("checks a web server's own identity, and its bind points against that identity's server certificate", async () => {
+    pki.write('web.pem', await pki.leaf({ kind: 'server', dnsNames: ['health.example.net'], ipAddresses: [] }))
+    const findings = await check({ 'web[0].identity': { ...PKI_IDENTITY, server_cert: 'web.pem', ca: 'gone.pem' } })
+    // sorted by position: the identity key is added after bindPoints
+    expect(findings.map((f) => `${f.severity} ${f.path}`)).toEqual(['warning web[0].bindPoints[0].address', 'error web[0].identity.ca'])
+    expect(findings[0].message).toMatch(/^router-east\.example\.net is not covered by the server certificate of web\[0\]\.identity; SANs present: DNS health\.example\.net \(the router starts but TLS clients will reject this bind point\)$/)
+  })
+
+  it('checks alternate server certificates against their own keys', async () => {
+    pki.write('alt-key.pem', (await pki.newKey()).pem)
+    expectOne(
+      await check({ 'identity.alt_server_certs': [{ server_cert: 'server.cert.pem', server_key: 'alt-key.pem' }] }),
+      'error',
+      'identity.alt_server_certs[0].server_key',
+      /does not match the certificate .* of identity\.alt_server_certs\[0\]\.server_cert/,
+    )
+  })
+
+  it('warns about a key of an algorithm it cannot check, and leaves engine: keys alone', async () => {
+    pki.write('ed25519.pem', generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string)
+    expectOne(await check({ 'identity.key': 'ed25519.pem' }), 'warning', 'identity.key', /cannot be checked: unsupported private key algorithm/)
+    expect(show(await check({ 'identity.key': 'engine:pkcs11?slot=0' }))).toBe('')
   })
 })
 
