@@ -177,12 +177,13 @@ async function checkChain(file: CertFile, ca: CertFile, options: FileCheckOption
   if (options.now < file.leaf.notBefore || options.now > file.leaf.notAfter) return // reported with the file
   // As Go's x509 with the bundle as its root pool: every certificate of `ca` is a trust anchor. The certificates
   // are passed parsed: asn1js parsing is most of the time of a check.
-  const result = await verifyCertificateChain({
-    leaf: file.certs[0],
-    intermediates: file.certs.slice(1),
-    trusted: ca.certs,
-    at: options.now,
-  })
+  let result
+  try {
+    result = await verifyCertificateChain({ leaf: file.certs[0], intermediates: file.certs.slice(1), trusted: ca.certs, at: options.now })
+  } catch (e) {
+    // pkijs reads some extensions (basicConstraints, keyUsage) only here; a malformed one must not end the check
+    result = { ok: false as const, message: `a certificate extension cannot be read (${messageOf(e)})` }
+  }
   if (!result.ok) {
     findings.error(file.path, file.node.offset, `certificate ${describeCert(file.leaf)} does not verify against the CA bundle ${ca.path} (${ca.shown}): ${result.message}`)
   }

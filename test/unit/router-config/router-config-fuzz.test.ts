@@ -127,7 +127,7 @@ function mutatePem(rnd: () => number, text: string, others: string[]): string | 
 }
 
 describe('fuzzing the files --check-files reads', () => {
-  const ROUNDS = 300
+  const ROUNDS = 200
 
   it(`checks ${ROUNDS} mutated certificate, key and CA files without an exception or an internal error`, async () => {
     const pki = await makeRouterPki()
