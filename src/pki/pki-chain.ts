@@ -32,8 +32,8 @@ export type ChainVerification =
   | { ok: true; chain: CertificateView[]; chainPem: string[] }
   | { ok: false; reason: ChainFailureReason; message: string }
 
-/** A certificate as PEM text (a bundle is split into its certificates) or DER bytes. */
-export type CertificateInput = string | Uint8Array
+/** A certificate as PEM text (a bundle is split into its certificates), DER bytes, or already parsed (not parsed again). */
+export type CertificateInput = string | Uint8Array | ParsedCertificate
 
 /** What to verify, against what, and when. */
 export interface VerifyChainOptions {
@@ -89,7 +89,7 @@ export async function verifyCertificateChain(opts: VerifyChainOptions): Promise<
  * asn1js reads a certificate in about 5 ms on Bun, OpenSSL in 0.03 ms: this is what keeps a login cheap.
  */
 export function isIssuedByTrustAnchor(opts: Pick<VerifyChainOptions, 'leaf' | 'trusted' | 'at' | 'allowExpired'>): boolean {
-  if (typeof opts.leaf === 'string') return false
+  if (!(opts.leaf instanceof Uint8Array)) return false
   let leaf: X509Certificate
   let trusted: ParsedCertificate[]
   try {
@@ -249,7 +249,8 @@ function fail(reason: ChainFailureReason, message: string): Failure {
 }
 
 function toParsed(input: CertificateInput): ParsedCertificate[] {
-  return typeof input === 'string' ? readCertificates(input) : [readCertificateDer(input)]
+  if (typeof input === 'string') return readCertificates(input)
+  return [input instanceof Uint8Array ? readCertificateDer(input) : input]
 }
 
 function describe(parsed: ParsedCertificate): string {

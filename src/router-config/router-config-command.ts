@@ -3,9 +3,11 @@
  * (text or JSON) and effective configurations, and the exit code. Validation itself is elsewhere.
  */
 import { readFile } from 'node:fs/promises'
+import { resolve } from 'node:path'
 import { stringify } from 'yaml'
 import { formatJsonReport, formatTextReport, toStrict, type FileReport } from './router-config-findings.ts'
-import { validateRouterConfig } from './router-config-validate.ts'
+import { describeReadError } from './router-config-files.ts'
+import { validateRouterConfig, validateRouterConfigWithFiles } from './router-config-validate.ts'
 
 /** Where the command reads and writes; `stdout`/`stderr` receive whole lines ending in "\n". */
 export interface CommandIo {
@@ -14,6 +16,8 @@ export interface CommandIo {
   readStdin: () => Promise<string>
   /** Environment for `${NAME}` substitution; the process environment when absent. */
   env?: Record<string, string | undefined>
+  /** The time `--check-files` judges validity windows at, epoch ms; now when absent. */
+  now?: () => number
 }
 
 /** Exit codes of the command. */
@@ -37,6 +41,13 @@ Options:
                        variables substituted (text: YAML on stdout, findings on stderr;
                        json: an "effective" member per file)
   --strict             treat warnings as errors
+  --check-files        also read the certificates, keys and CA bundle the identity names
+                       (and web servers' identities): PEM and key parsing, key matches
+                       certificate, chains verify against ca, validity (errors; warnings
+                       within 30 days), extended key usages, advertise addresses covered
+                       by the server certificate's SANs, csr sans against those SANs
+  --base DIR           the router's working directory, against which --check-files
+                       resolves relative paths (default: the current directory)
   -h, --help           show this help
 
 Exit status: 0 every file valid (warnings allowed), 1 an error found, 2 usage error or unreadable file.
@@ -49,12 +60,14 @@ interface Options {
   format: Format
   printEffective: boolean
   strict: boolean
+  checkFiles: boolean
+  base?: string
   help: boolean
 }
 
 /** Parses the arguments after the subcommand name; a string is a usage error. */
 function parseOptions(argv: string[]): Options | string {
-  const o: Options = { files: [], format: 'text', printEffective: false, strict: false, help: false }
+  const o: Options = { files: [], format: 'text', printEffective: false, strict: false, checkFiles: false, help: false }
   let onlyFiles = false
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
@@ -66,6 +79,12 @@ function parseOptions(argv: string[]): Options | string {
       o.help = true
     } else if (a === '--strict') {
       o.strict = true
+    } else if (a === '--check-files') {
+      o.checkFiles = true
+    } else if (a === '--base' || a.startsWith('--base=')) {
+      const value = a === '--base' ? argv[++i] : a.slice('--base='.length)
+      if (value === undefined || value === '') return '--base takes a directory'
+      o.base = value
     } else if (a === '--print-effective') {
       o.printEffective = true
     } else if (a === '--format' || a.startsWith('--format=')) {
@@ -77,22 +96,17 @@ function parseOptions(argv: string[]): Options | string {
     }
   }
   if (!o.help && o.files.length === 0) return 'no file given (use - for standard input)'
+  if (o.base !== undefined && !o.checkFiles) return '--base is used only with --check-files'
   return o
 }
 
-function describeReadError(e: unknown): string {
-  const code = (e as { code?: string }).code
-  if (code === 'ENOENT') return 'no such file'
-  if (code === 'EISDIR') return 'it is a directory'
-  if (code === 'EACCES' || code === 'EPERM') return 'permission denied'
-  return e instanceof Error ? e.message : String(e)
-}
-
 /** Validates one input; an unexpected failure of ours becomes a finding, never a stack trace. */
-function check(file: string, source: string | Uint8Array, env: Record<string, string | undefined>, strict: boolean): FileReport {
+async function check(file: string, source: string | Uint8Array, env: Record<string, string | undefined>, options: Options, now: number): Promise<FileReport> {
   try {
-    const result = validateRouterConfig(source, { env })
-    return { file, findings: strict ? toStrict(result.findings) : result.findings, effective: result.effective }
+    const result = options.checkFiles
+      ? await validateRouterConfigWithFiles(source, { env, files: { base: resolve(options.base ?? '.'), now } })
+      : validateRouterConfig(source, { env })
+    return { file, findings: options.strict ? toStrict(result.findings) : result.findings, effective: result.effective }
   } catch (e) {
     const reason = e instanceof Error ? e.message : String(e)
     return { file, findings: [{ line: 1, column: 1, severity: 'error', path: '(internal)', message: `the validator failed on this input (${reason}); please report it` }] }
@@ -120,6 +134,7 @@ export async function runValidateRouterConfig(argv: string[], io: CommandIo): Pr
     return EXIT.valid
   }
   const env = io.env ?? process.env
+  const now = (io.now ?? Date.now)()
   let stdin: Promise<string> | undefined
   const reports: FileReport[] = []
   for (const file of options.files) {
@@ -133,7 +148,7 @@ export async function runValidateRouterConfig(argv: string[], io: CommandIo): Pr
       reports.push({ file: shown, findings: [], unreadable: reason })
       continue
     }
-    reports.push(check(shown, source, env, options.strict))
+    reports.push(await check(shown, source, env, options, now))
   }
   const readable = reports.filter((r) => r.unreadable === undefined)
   if (options.format === 'json') {

@@ -25,7 +25,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   actors: ['lib', 'errors', 'domain', 'pki', 'store'],
   flows: ['lib', 'errors', 'domain', 'pki', 'auth', 'actors'],
   http: ['lib', 'errors', 'domain', 'actors', 'flows', 'schemas'],
-  'router-config': ['lib', 'schemas'],
+  'router-config': ['lib', 'errors', 'pki', 'schemas'], // pki: --check-files parses and verifies certificates and keys
   server: ['lib', 'errors', 'domain', 'pki', 'auth', 'store', 'actors', 'flows', 'http', 'config', 'version', 'schemas'],
   main: ['lib', 'config', 'server', 'version', 'router-config'],
 }

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'bun:test'
 import { Certificate } from 'pkijs'
 import { decodePem, encodePem } from '../../../src/lib/pem.ts'
-import { createIntermediateCa, createRootCa, issueClientCertificate, issueServerCertificate, type CaSigner } from '../../../src/pki/pki-certs.ts'
+import { createIntermediateCa, createRootCa, issueClientCertificate, issueServerCertificate, readCertificates, type CaSigner } from '../../../src/pki/pki-certs.ts'
 import { isIssuedByTrustAnchor, verifyCertificateChain, type VerifyChainOptions } from '../../../src/pki/pki-chain.ts'
 import { engine } from '../../../src/pki/pki-engine.ts'
 import { generateKeyPair } from '../../../src/pki/pki-keys.ts'
@@ -40,6 +40,13 @@ describe('verifyCertificateChain', () => {
     expect((await verifyCertificateChain({ leaf: leafPem + intPem, trusted: [rootPem], at })).ok).toBe(true)
     const der = (pem: string) => decodePem(pem)[0].der
     expect((await verifyCertificateChain({ leaf: der(leafPem), intermediates: [der(intPem)], trusted: [der(rootPem)], at })).ok).toBe(true)
+  })
+
+  it('takes certificates already parsed, and still rejects a wrong root given that way', async () => {
+    const [leaf, int, rootCert, other] = [leafPem, intPem, rootPem, otherCa.certPem].map((pem) => readCertificates(pem)[0])
+    const result = await verifyCertificateChain({ leaf, intermediates: [int], trusted: [rootCert], at })
+    expect(result.ok && result.chainPem).toEqual([leafPem, intPem, rootPem])
+    expect(await verifyCertificateChain({ leaf, intermediates: [int], trusted: [other], at })).toMatchObject({ ok: false, reason: 'UNKNOWN_ISSUER' })
   })
 
   it('stops at a trusted intermediate without needing the root', async () => {

@@ -3,8 +3,9 @@
 import { describe, expect, it } from 'bun:test'
 import { parse, stringify } from 'yaml'
 import { runValidateRouterConfig } from '../../../src/router-config/router-config-command.ts'
-import { validateRouterConfig } from '../../../src/router-config/router-config-validate.ts'
-import { fixture } from './router-config-support.ts'
+import { validateRouterConfig, validateRouterConfigWithFiles } from '../../../src/router-config/router-config-validate.ts'
+import { fixture, patched } from './router-config-support.ts'
+import { makeRouterPki, PKI_IDENTITY } from './router-config-pki.ts'
 import { rng } from '../../support/rng.ts'
 
 const prng = rng
@@ -100,4 +101,60 @@ describe('fuzzing with seeded mutations of valid configurations', () => {
       }
     }
   }, 120_000) // a bound against a hang, not a speed target: CI's two cores are shared
+})
+
+/** A seeded mutation of a PEM file: garbage, truncation, flipped base64, swapped or renamed blocks, raw bytes. */
+function mutatePem(rnd: () => number, text: string, others: string[]): string | Uint8Array {
+  const at = Math.floor(rnd() * (text.length + 1))
+  switch (Math.floor(rnd() * 8)) {
+    case 0:
+      return text.slice(0, at)
+    case 1:
+      return text.slice(0, at) + pick(rnd, CHARS) + text.slice(at + 1)
+    case 2:
+      return text.replace(/[A-Za-z0-9+/]/g, (c) => (rnd() < 0.02 ? pick(rnd, ['A', '/', '+', '=', '-', c.toLowerCase()]) : c))
+    case 3:
+      return text.replace(/(BEGIN|END) [A-Z ]+-----/, `$1 ${pick(rnd, ['CERTIFICATE', 'PRIVATE KEY', 'EC PRIVATE KEY', 'RSA PRIVATE KEY', 'ENCRYPTED PRIVATE KEY', 'X'])}-----`)
+    case 4:
+      return pick(rnd, others) + text.slice(at)
+    case 5:
+      return Uint8Array.from({ length: Math.floor(rnd() * 2000) }, () => Math.floor(rnd() * 256))
+    case 6:
+      return Buffer.from(text.replace(/-----[^-]+-----/g, '').replace(/\s/g, ''), 'base64')
+    default:
+      return text.slice(0, at) + text.slice(at, at + 64).repeat(1 + Math.floor(rnd() * 3)) + text.slice(at + 64)
+  }
+}
+
+describe('fuzzing the files --check-files reads', () => {
+  const ROUNDS = 200
+
+  it(`checks ${ROUNDS} mutated certificate, key and CA files without an exception or an internal error`, async () => {
+    const pki = await makeRouterPki()
+    try {
+      const names = Object.values(PKI_IDENTITY)
+      const originals = await Promise.all(names.map((n) => Bun.file(`${pki.dir}/${n}`).text()))
+      const config = patched({ identity: Object.fromEntries(Object.entries(PKI_IDENTITY).map(([k, n]) => [k, `fuzz-${n}`])) })
+      for (let round = 0; round < ROUNDS; round++) {
+        const rnd = prng(round + 1)
+        const victim = Math.floor(rnd() * names.length)
+        for (const [i, n] of names.entries()) {
+          await Bun.write(`${pki.dir}/fuzz-${n}`, i === victim ? mutatePem(rnd, originals[i], originals) : originals[i])
+        }
+        let findings
+        try {
+          findings = (await validateRouterConfigWithFiles(config, { env: {}, files: { base: pki.dir, now: pki.now } })).findings
+        } catch (e) {
+          throw new Error(`round ${round} threw ${(e as Error).stack}`)
+        }
+        for (const f of findings) {
+          if (f.path === '(internal)' || !(f.line >= 1 && f.column >= 1 && f.message.length > 0 && !/[\r\n]/.test(f.message + f.path))) {
+            throw new Error(`round ${round}: malformed finding ${JSON.stringify(f)} for a mutated ${names[victim]}`)
+          }
+        }
+      }
+    } finally {
+      pki.cleanup()
+    }
+  }, 120_000) // a bound against a hang, not a speed target
 })
