@@ -219,11 +219,12 @@ export interface ParsedCertificate {
 }
 
 /**
- * Every certificate in a PEM text (a single certificate or a bundle), in order.
+ * Every certificate in a PEM text (a single certificate or a bundle), in order. With `seen`, a certificate already read
+ * through the same map (the intermediate of a client and of a server certificate file) is not parsed again.
  * @throws ApiError COULD_NOT_PARSE_PEM_BLOCK when there is no PEM block or the armour is broken,
  *   EXPECTED_PEM_CERTIFICATE when a block is not a CERTIFICATE, COULD_NOT_PARSE_DER_BLOCK when its DER does not parse.
  */
-export function readCertificates(pem: string): ParsedCertificate[] {
+export function readCertificates(pem: string, seen?: Map<string, ParsedCertificate>): ParsedCertificate[] {
   let blocks
   try {
     blocks = decodePem(pem)
@@ -236,7 +237,11 @@ export function readCertificates(pem: string): ParsedCertificate[] {
     if (block.type !== 'CERTIFICATE') {
       throw ApiError.withMessage('EXPECTED_PEM_CERTIFICATE', `PEM block ${i} is ${block.type}, expected CERTIFICATE`)
     }
-    return readCertificateDer(block.der, i)
+    if (!seen) return readCertificateDer(block.der, i)
+    const key = Buffer.from(block.der).toString('base64')
+    let parsed = seen.get(key)
+    if (!parsed) seen.set(key, (parsed = readCertificateDer(block.der, i)))
+    return parsed
   })
 }
 

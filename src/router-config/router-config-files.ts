@@ -116,11 +116,11 @@ function describeCert(view: CertificateView): string {
 }
 
 /** Parses a certificate file (a chain is allowed) and reports the validity window of each certificate. */
-function parseCertFile(source: Source, options: FileCheckOptions, findings: FindingList): CertFile | undefined {
+function parseCertFile(source: Source, options: FileCheckOptions, findings: FindingList, seen: Map<string, ParsedCertificate>): CertFile | undefined {
   let certs: ParsedCertificate[]
   let views: CertificateView[]
   try {
-    certs = readCertificates(source.text)
+    certs = readCertificates(source.text, seen)
     views = certs.map(toCertificateView)
   } catch (e) {
     findings.error(source.path, source.node.offset, `${source.shown} is not a PEM certificate file: ${messageOf(e)}`)
@@ -199,7 +199,9 @@ function checkUsage(file: CertFile, purpose: 'clientAuth' | 'serverAuth', role: 
 /** Loads and checks one identity map (`identity`, or a web server's `identity`). */
 async function checkIdentity(path: string, identity: MapNode, options: FileCheckOptions, findings: FindingList): Promise<LoadedIdentity> {
   const load = (key: string, node = identity): Promise<Source | undefined> => loadSource(`${path}.${key}`, childOf(node, key), options, findings)
-  const parse = (s: Source | undefined): CertFile | undefined => (s ? parseCertFile(s, options, findings) : undefined)
+  // the files of one identity share certificates (the intermediate of cert and server_cert, the CA bundle's)
+  const seen = new Map<string, ParsedCertificate>()
+  const parse = (s: Source | undefined): CertFile | undefined => (s ? parseCertFile(s, options, findings, seen) : undefined)
   const cert = parse(await load('cert'))
   const serverCert = parse(await load('server_cert'))
   const key = await load('key')
