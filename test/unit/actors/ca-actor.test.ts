@@ -5,7 +5,6 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { decodeProtectedHeader, importX509, jwtVerify } from 'jose'
-import { ApiError } from '../../../src/errors/api-error.ts'
 import { FakeClock } from '../../../src/lib/clock.ts'
 import { openStore, type Store } from '../../../src/store/store-env.ts'
 import { EventBus } from '../../../src/actors/runtime/event-bus.ts'
@@ -18,6 +17,7 @@ import { verifyCertificateChain } from '../../../src/pki/pki-chain.ts'
 import { generateKeyPair, isKeyPairOf, importPrivateKeyPem } from '../../../src/pki/pki-keys.ts'
 import { BACKDATE_MS } from '../../../src/pki/pki-bootstrap.ts'
 import { makeCsrPem } from '../../support/pki.ts'
+import { codeOfAsync as codeOf } from '../../support/api-error-code.ts'
 
 const DAY_MS = 24 * 3600_000
 let dir: string
@@ -38,16 +38,6 @@ afterAll(async () => {
   await store.close()
   rmSync(dir, { recursive: true, force: true })
 })
-
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p
-  } catch (e) {
-    if (e instanceof ApiError) return `${e.status} ${e.code}`
-    throw e
-  }
-  return 'no error'
-}
 
 async function csrFor(opts: Parameters<typeof makeCsrPem>[1] = {}) {
   return parseCsrPem(await makeCsrPem(await generateKeyPair(), opts))

@@ -16,6 +16,9 @@ import type { ThirdPartyCaReads } from '../../../src/domain/ca/ca-reads.ts'
 import { decideExternalIdClaim, type ExternalIdClaimInput } from '../../../src/domain/ca/ca-decide.ts'
 import { DEFAULT_IDENTITY_NAME_FORMAT } from '../../../src/domain/ca/ca-types.ts'
 import { makeClientCert, makeTestCa } from '../../support/pki.ts'
+import { codeOfAsync } from '../../support/api-error-code.ts'
+
+const codeOf = (p: Promise<unknown>) => codeOfAsync(p, { withCause: true })
 
 const change: ChangeContext = { author: 'test', source: 'rest' }
 const clock = new FakeClock(Date.parse('2026-03-01T00:00:00Z'))
@@ -26,16 +29,6 @@ let store: Store
 let deps: ActorSystemDeps
 let ca: CaActor
 let events: CaEvent[]
-
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p
-  } catch (e) {
-    if (e instanceof ApiError) return `${e.status} ${e.code}${e.apiCause?.kind === 'field' ? ` ${e.apiCause.field}: ${e.apiCause.reason}` : ''}`
-    throw e
-  }
-  return 'no error'
-}
 
 let seq = 0
 async function register(flags: { isAuthEnabled?: boolean; isAutoCaEnrollmentEnabled?: boolean; isOttCaEnrollmentEnabled?: boolean } = {}) {

@@ -1,7 +1,6 @@
 // The authentication seams (src/flows/authenticate): the method registry, and the API-session flow's policy decisions
 // (controller-behaviour.md §4 "authQueries", "Authentication policies").
 import { describe, expect, it } from 'bun:test'
-import { ApiError } from '../../../src/errors/api-error.ts'
 import { createAuthMethodRegistry, type AuthMethod } from '../../../src/flows/authenticate/auth-method.ts'
 import {
   authPolicyOf,
@@ -10,22 +9,13 @@ import {
   TOTP_AUTH_QUERY,
 } from '../../../src/flows/authenticate/auth-api-session.ts'
 import { DEFAULT_AUTH_POLICY_RULES, type AuthPolicyRules } from '../../../src/domain/identity/identity-auth-policy.ts'
+import { codeOf } from '../../support/api-error-code.ts'
 
 const method = (name: string, kind: AuthMethod['kind'] = 'updb'): AuthMethod => ({
   method: name,
   kind,
   authenticate: () => Promise.reject(new Error('not called')),
 })
-
-function codeOf(fn: () => unknown): string {
-  try {
-    fn()
-  } catch (e) {
-    if (e instanceof ApiError) return `${e.status} ${e.code}`
-    throw e
-  }
-  return 'no error'
-}
 
 describe('createAuthMethodRegistry', () => {
   it('resolves a registered method by its wire name', () => {

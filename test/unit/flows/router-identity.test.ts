@@ -2,7 +2,6 @@
 // live in two actors; its failure story is tested here by stopping after the graph's write (a crash between the two
 // writes), restarting and reconciling as start-up does.
 import { afterEach, beforeEach, describe, expect, it } from 'bun:test'
-import { ApiError } from '../../../src/errors/api-error.ts'
 import {
   createRouter,
   deleteRouter,
@@ -11,6 +10,7 @@ import {
   updateRouter,
 } from '../../../src/flows/routers/router-identity.ts'
 import { change, openCore, type Core } from './flows-support.ts'
+import { codeOfAsync as codeOf } from '../../support/api-error-code.ts'
 
 let core: Core
 beforeEach(async () => {
@@ -19,16 +19,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await core.close()
 })
-
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p
-  } catch (e) {
-    if (e instanceof ApiError) return `${e.status} ${e.code}`
-    throw e
-  }
-  return 'no error'
-}
 
 /** The flow's deps: the core plus a router enrollment maker (unsigned: these tests never redeem it). */
 const withEnrollments = (c: Core) => ({
