@@ -81,35 +81,47 @@ export async function verifyCertificateChain(opts: VerifyChainOptions): Promise<
 }
 
 /**
- * The fast path of {@link verifyCertificateChain} for what certificate login meets most: a leaf signed directly by
- * one of the trust anchors. OpenSSL (node:crypto X509Certificate) reads the leaf and checks that the anchor issued it
- * (names and key identifiers), its signature and its validity window; the anchor is a CA allowed to sign, valid at
- * `at`. With no intermediate below the anchor no path length can be exceeded, so true means exactly what an `ok`
- * from verifyCertificateChain means. False decides nothing: run verifyCertificateChain, which also says why.
- * asn1js reads a certificate in about 5 ms on Bun, OpenSSL in 0.03 ms: this is what keeps a login cheap.
+ * The fast path of {@link verifyCertificateChain} for a leaf given as DER: OpenSSL (node:crypto X509Certificate)
+ * reads the leaf and checks, at each step up to a trust anchor, that the issuer issued the certificate below it
+ * (names and key identifiers) and signed it; every issuer must be a CA allowed to sign, within its pathLen and valid at
+ * `at`. Certificate login meets a leaf signed directly by an anchor; a router's files put an intermediate between.
+ * True means exactly what an `ok` from verifyCertificateChain means. False decides nothing: run
+ * verifyCertificateChain, which also says why. asn1js reads a certificate in about 5 ms on Bun, OpenSSL in 0.03 ms:
+ * this is what keeps a login cheap, and leaves only the issuers (CAs, usually parsed once and kept) to asn1js.
  */
-export function isIssuedByTrustAnchor(opts: Pick<VerifyChainOptions, 'leaf' | 'trusted' | 'at' | 'allowExpired'>): boolean {
+export function isIssuedByTrustAnchor(opts: Pick<VerifyChainOptions, 'leaf' | 'intermediates' | 'trusted' | 'at' | 'allowExpired'>): boolean {
   if (!(opts.leaf instanceof Uint8Array)) return false
   let leaf: X509Certificate
   let trusted: ParsedCertificate[]
+  let intermediates: ParsedCertificate[]
   try {
     leaf = new X509Certificate(opts.leaf)
     trusted = opts.trusted.flatMap(toParsedAnchor)
+    intermediates = (opts.intermediates ?? []).flatMap(toParsed)
   } catch {
     return false
   }
   if (opts.at < leaf.validFromDate.getTime()) return false
   if (opts.at > leaf.validToDate.getTime() && opts.allowExpired !== true) return false
-  const state = { at: opts.at, allowExpired: opts.allowExpired === true }
-  return trusted.some((anchor) => {
-    const issuer = opensslOf(anchor)
-    if (!leaf.checkIssued(issuer)) return false
-    if (!mayIssue(anchor) || checkTime(anchor, state) !== null) return false
+  return reachesAnchor(leaf, [], { at: opts.at, allowExpired: opts.allowExpired === true, trusted, intermediates })
+}
+
+/** Whether an issuer chain from `child` (with the CA certificates `above` already between it and the leaf) ends at an anchor. */
+function reachesAnchor(child: X509Certificate, above: ParsedCertificate[], state: Omit<SearchState, 'signatures'>): boolean {
+  if (above.length >= MAX_PATH) return false
+  const candidates = [...state.trusted.map((cert) => ({ cert, trusted: true })), ...state.intermediates.map((cert) => ({ cert, trusted: false }))]
+  return candidates.some(({ cert, trusted }) => {
+    if (above.includes(cert)) return false
+    const issuer = opensslOf(cert)
+    if (!child.checkIssued(issuer) || !mayIssue(cert) || checkTime(cert, state) !== null) return false
+    const pathLen = pathLenOf(cert.cert)
+    if (pathLen !== undefined && above.length > pathLen) return false
     try {
-      return leaf.verify(issuer.publicKey)
+      if (!child.verify(issuer.publicKey)) return false
     } catch {
       return false
     }
+    return trusted || reachesAnchor(issuer, [...above, cert], state)
   })
 }
 

@@ -3,7 +3,7 @@
  * Imports accept EC P-256/P-384/P-521 and RSA keys, also in the legacy SEC1 and PKCS#1 PEM forms. Stateless.
  */
 import * as asn1js from 'asn1js'
-import type { webcrypto } from 'node:crypto'
+import { createPrivateKey, createPublicKey, type webcrypto } from 'node:crypto'
 import { decodePem, encodePem } from '../lib/pem.ts'
 import { subtle } from './pki-engine.ts'
 
@@ -60,6 +60,27 @@ export async function importPrivateKeyPem(pem: string): Promise<CryptoKey> {
   else if (block.type === 'RSA PRIVATE KEY') pkcs8 = wrapPkcs8(OID_RSA_ENCRYPTION, null, block.der)
   else throw new Error(`unsupported private key block type ${block.type}`)
   return importDer('pkcs8', pkcs8)
+}
+
+/** The DER form OpenSSL reads for each private key PEM block type. */
+const OPENSSL_KEY_TYPES: Record<string, 'pkcs8' | 'sec1' | 'pkcs1'> = { 'PRIVATE KEY': 'pkcs8', 'EC PRIVATE KEY': 'sec1', 'RSA PRIVATE KEY': 'pkcs1' }
+
+/**
+ * The SubjectPublicKeyInfo DER of the first private key in `pem`, derived by OpenSSL (node:crypto): any algorithm it
+ * reads (RSA, EC, Ed25519, ...), in PKCS#8, SEC1 or PKCS#1 form, without WebCrypto's import and a trial signature.
+ * Comparing it with a certificate's SPKI says whether the key is the certificate's.
+ * @throws Error naming the problem: no key block, an encrypted key, or a key OpenSSL cannot read.
+ */
+export function publicKeySpkiOfPrivateKeyPem(pem: string): Uint8Array {
+  const block = decodePem(pem).find((b) => b.type.endsWith('PRIVATE KEY'))
+  if (!block) throw new Error('no PRIVATE KEY PEM block found')
+  if (block.type === 'ENCRYPTED PRIVATE KEY' || block.headers['Proc-Type']?.includes('ENCRYPTED')) {
+    throw new Error('encrypted private keys are not supported')
+  }
+  const type = OPENSSL_KEY_TYPES[block.type]
+  if (!type) throw new Error(`unsupported private key block type ${block.type}`)
+  const privateKey = createPrivateKey({ key: Buffer.from(block.der), format: 'der', type })
+  return new Uint8Array(createPublicKey(privateKey).export({ type: 'spki', format: 'der' }))
 }
 
 /**

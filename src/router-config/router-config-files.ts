@@ -12,9 +12,16 @@ import { open } from 'node:fs/promises'
 import { isAbsolute, resolve } from 'node:path'
 import { isApiError } from '../errors/api-error.ts'
 import { decodePem } from '../lib/pem.ts'
-import { readCertificates, toCertificateView, type CertificateView, type ParsedCertificate } from '../pki/pki-certs.ts'
-import { verifyCertificateChain } from '../pki/pki-chain.ts'
-import { importPrivateKeyPem, isKeyPairOf } from '../pki/pki-keys.ts'
+import {
+  certificateDersOf,
+  readCertificateDer,
+  readCertificateSpki,
+  readCertificateView,
+  type CertificateView,
+  type ParsedCertificate,
+} from '../pki/pki-certs.ts'
+import { isIssuedByTrustAnchor, verifyCertificateChain } from '../pki/pki-chain.ts'
+import { publicKeySpkiOfPrivateKeyPem } from '../pki/pki-keys.ts'
 import { canonicalIp } from '../pki/pki-names.ts'
 import { splitHostPort } from './router-config-address.ts'
 import type { FindingList } from './router-config-findings.ts'
@@ -42,10 +49,20 @@ interface Source {
   shown: string
 }
 
+/**
+ * A certificate file as OpenSSL (node:crypto) read it. asn1js (pkijs), about 5 ms a certificate on Bun, reads only
+ * the certificates a chain check needs as issuers, and the rest only when a chain fails and the reason is wanted.
+ */
 interface CertFile extends Source {
-  certs: ParsedCertificate[]
+  /** Every certificate of the file, in order; the first is the leaf. */
+  ders: Uint8Array[]
   leaf: CertificateView
+  /** The leaf's SubjectPublicKeyInfo DER. */
+  leafSpki: Uint8Array
 }
+
+/** pkijs's reading of a certificate, at most once per check of an identity (its files share certificates). */
+type ParseOnce = (der: Uint8Array) => ParsedCertificate
 
 interface LoadedIdentity {
   path: string
@@ -116,12 +133,14 @@ function describeCert(view: CertificateView): string {
 }
 
 /** Parses a certificate file (a chain is allowed) and reports the validity window of each certificate. */
-function parseCertFile(source: Source, options: FileCheckOptions, findings: FindingList, seen: Map<string, ParsedCertificate>): CertFile | undefined {
-  let certs: ParsedCertificate[]
+function parseCertFile(source: Source, options: FileCheckOptions, findings: FindingList): CertFile | undefined {
+  let ders: Uint8Array[]
   let views: CertificateView[]
+  let leafSpki: Uint8Array
   try {
-    certs = readCertificates(source.text, seen)
-    views = certs.map(toCertificateView)
+    ders = certificateDersOf(source.text)
+    views = ders.map((der, i) => readCertificateView(der, i))
+    leafSpki = readCertificateSpki(ders[0])
   } catch (e) {
     findings.error(source.path, source.node.offset, `${source.shown} is not a PEM certificate file: ${messageOf(e)}`)
     return undefined
@@ -137,7 +156,7 @@ function parseCertFile(source: Source, options: FileCheckOptions, findings: Find
       findings.warning(source.path, source.node.offset, `certificate ${name} in ${source.shown} expires in ${days} day${days === 1 ? '' : 's'} (${new Date(view.notAfter).toISOString()})`)
     }
   }
-  return { ...source, certs, leaf: views[0] }
+  return { ...source, ders, leaf: views[0], leafSpki }
 }
 
 /** Whether any PEM block of the text is an encrypted private key (PKCS#8 or the legacy Proc-Type header). */
@@ -150,39 +169,40 @@ function isEncryptedKey(text: string): boolean {
 }
 
 /** Reads the key and reports whether it matches the leaf of each certificate file that uses it. */
-async function checkKey(key: Source, certs: CertFile[], findings: FindingList): Promise<void> {
+function checkKey(key: Source, certs: CertFile[], findings: FindingList): void {
   if (isEncryptedKey(key.text)) {
     findings.error(key.path, key.node.offset, `the key in ${key.shown} is encrypted; the router's identity has no passphrase setting, so it cannot load it (not checked further)`)
     return
   }
-  let privateKey: CryptoKey
+  let spki: Uint8Array
   try {
-    privateKey = await importPrivateKeyPem(key.text)
+    spki = publicKeySpkiOfPrivateKeyPem(key.text)
   } catch (e) {
     const reason = messageOf(e)
     if (reason.startsWith('unsupported')) findings.warning(key.path, key.node.offset, `the key in ${key.shown} cannot be checked: ${reason}`)
-    else findings.error(key.path, key.node.offset, `${key.shown} is not a readable private key (RSA or EC, PKCS#1, PKCS#8 or SEC1 PEM): ${reason}`)
+    else findings.error(key.path, key.node.offset, `${key.shown} is not a readable private key (RSA, EC or Ed25519; PKCS#1, PKCS#8 or SEC1 PEM): ${reason}`)
     return
   }
   for (const cert of certs) {
-    const spki = new Uint8Array(cert.certs[0].cert.subjectPublicKeyInfo.toSchema().toBER(false))
-    if (!(await isKeyPairOf(privateKey, spki))) {
+    if (!Buffer.from(spki).equals(cert.leafSpki)) {
       findings.error(key.path, key.node.offset, `the key in ${key.shown} does not match the certificate ${describeCert(cert.leaf)} of ${cert.path} (${cert.shown})`)
     }
   }
 }
 
 /** Verifies the leaf of `file` (with the intermediates in the file and in `ca`) against the CA bundle. */
-async function checkChain(file: CertFile, ca: CertFile, options: FileCheckOptions, findings: FindingList): Promise<void> {
+async function checkChain(file: CertFile, ca: CertFile, options: FileCheckOptions, findings: FindingList, parse: ParseOnce): Promise<void> {
   if (options.now < file.leaf.notBefore || options.now > file.leaf.notAfter) return // reported with the file
-  // As Go's x509 with the bundle as its root pool: every certificate of `ca` is a trust anchor. The certificates
-  // are passed parsed: asn1js parsing is most of the time of a check.
+  // As Go's x509 with the bundle as its root pool: every certificate of `ca` is a trust anchor.
   let result
   try {
-    result = await verifyCertificateChain({ leaf: file.certs[0], intermediates: file.certs.slice(1), trusted: ca.certs, at: options.now })
+    const chain = { intermediates: file.ders.slice(1).map(parse), trusted: ca.ders.map(parse), at: options.now }
+    if (isIssuedByTrustAnchor({ leaf: file.ders[0], ...chain })) return
+    result = await verifyCertificateChain({ leaf: parse(file.ders[0]), ...chain })
   } catch (e) {
-    // pkijs reads some extensions (basicConstraints, keyUsage) only here; a malformed one must not end the check
-    result = { ok: false as const, message: `a certificate extension cannot be read (${messageOf(e)})` }
+    // pkijs may refuse what OpenSSL read, and reads some extensions (basicConstraints, keyUsage) only here; a
+    // malformed one must not end the check
+    result = { ok: false as const, message: `a certificate or one of its extensions cannot be read (${messageOf(e)})` }
   }
   if (!result.ok) {
     findings.error(file.path, file.node.offset, `certificate ${describeCert(file.leaf)} does not verify against the CA bundle ${ca.path} (${ca.shown}): ${result.message}`)
@@ -201,7 +221,13 @@ async function checkIdentity(path: string, identity: MapNode, options: FileCheck
   const load = (key: string, node = identity): Promise<Source | undefined> => loadSource(`${path}.${key}`, childOf(node, key), options, findings)
   // the files of one identity share certificates (the intermediate of cert and server_cert, the CA bundle's)
   const seen = new Map<string, ParsedCertificate>()
-  const parse = (s: Source | undefined): CertFile | undefined => (s ? parseCertFile(s, options, findings, seen) : undefined)
+  const parseOnce: ParseOnce = (der) => {
+    const key = Buffer.from(der).toString('base64')
+    let parsed = seen.get(key)
+    if (!parsed) seen.set(key, (parsed = readCertificateDer(der)))
+    return parsed
+  }
+  const parse = (s: Source | undefined): CertFile | undefined => (s ? parseCertFile(s, options, findings) : undefined)
   const cert = parse(await load('cert'))
   const serverCert = parse(await load('server_cert'))
   const key = await load('key')
@@ -217,15 +243,15 @@ async function checkIdentity(path: string, identity: MapNode, options: FileCheck
   }
 
   // The router signs with `key` for cert, and with server_key (or else key) for server_cert.
-  if (key) await checkKey(key, [cert, serverKey ? undefined : serverCert].filter((c): c is CertFile => c !== undefined), findings)
-  if (serverKey) await checkKey(serverKey, serverCert ? [serverCert] : [], findings)
-  for (const alt of alternates) if (alt.key) await checkKey(alt.key, alt.cert ? [alt.cert] : [], findings)
+  if (key) checkKey(key, [cert, serverKey ? undefined : serverCert].filter((c): c is CertFile => c !== undefined), findings)
+  if (serverKey) checkKey(serverKey, serverCert ? [serverCert] : [], findings)
+  for (const alt of alternates) if (alt.key) checkKey(alt.key, alt.cert ? [alt.cert] : [], findings)
 
   // Without a server_cert field the router serves with cert; a server_cert that failed to load was reported.
   const defaultServer = childOf(identity, 'server_cert') === undefined ? cert : serverCert
   const serverCerts = [defaultServer, ...alternates.map((a) => a.cert)].filter((c): c is CertFile => c !== undefined)
   if (ca) {
-    for (const file of new Set([cert, ...serverCerts])) if (file) await checkChain(file, ca, options, findings)
+    for (const file of new Set([cert, ...serverCerts])) if (file) await checkChain(file, ca, options, findings, parseOnce)
   }
   if (cert) checkUsage(cert, 'clientAuth', 'the client certificate', findings)
   for (const file of serverCerts) checkUsage(file, 'serverAuth', 'a server certificate', findings)

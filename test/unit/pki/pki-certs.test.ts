@@ -17,6 +17,10 @@ import {
   parseCertificatePem,
   parseCertificatesPem,
   randomSerialNumber,
+  readCertificateDer,
+  readCertificateSpki,
+  readCertificateView,
+  toCertificateView,
   type CaSigner,
 } from '../../../src/pki/pki-certs.ts'
 import { exportPrivateKeyPem, exportPublicKeySpki, generateKeyPair } from '../../../src/pki/pki-keys.ts'
@@ -292,5 +296,26 @@ describe('parseCaCertificatePem', () => {
   it('rejects zero or several certificates with INVALID_CERT_PEM', () => {
     expectApiError(() => parseCaCertificatePem(intermediatePem + rootPem), 'INVALID_CERT_PEM')
     expectApiError(() => parseCaCertificatePem(''), 'INVALID_CERT_PEM')
+  })
+})
+
+describe('readCertificateView (OpenSSL)', () => {
+  it('reads the same view as pkijs for CAs, servers, clients, every key kind and SAN kind', async () => {
+    const p384 = await generateKeyPair('ec-p384')
+    const rsa = await generateKeyPair('rsa-2048')
+    const more = [
+      await issueServerCertificate({ issuer: intermediate, publicKey: p384.publicKey, commonName: 'Acme, Inc. \\ "edge"', dnsNames: ['*.w.example.com'], ipAddresses: ['2001:db8::5', '10.0.0.1'], ...validity }),
+      await issueClientCertificate({ issuer: root, publicKey: rsa.publicKey, commonName: 'rsa client', uris: ['spiffe://x/y', 'urn:a,b'], emails: ['a@b.example'], ...validity }),
+      await issueClientCertificate({ issuer: root, publicKey: clientKeys.publicKey, commonName: 'no sans', ...validity }),
+    ]
+    for (const pem of [rootPem, intermediatePem, serverPem, clientPem, ...more]) {
+      const der = decodePem(pem)[0].der
+      expect(readCertificateView(der)).toEqual(toCertificateView(readCertificateDer(der)))
+      expect(readCertificateSpki(der)).toEqual(new Uint8Array(readCertificateDer(der).cert.subjectPublicKeyInfo.toSchema().toBER(false)))
+    }
+  })
+
+  it('rejects DER that is not a certificate with COULD_NOT_PARSE_DER_BLOCK', () => {
+    expectApiError(() => readCertificateView(new Uint8Array([0x30, 0x03, 0x02, 0x01, 0x01])), 'COULD_NOT_PARSE_DER_BLOCK')
   })
 })

@@ -166,7 +166,7 @@ describe('isIssuedByTrustAnchor', () => {
     expect(isIssuedByTrustAnchor({ leaf: leafPem, trusted: [intPem], at })).toBe(false)
   })
 
-  it('says true exactly when verifyCertificateChain verifies a leaf without intermediates, on hostile inputs', async () => {
+  it('says true exactly when verifyCertificateChain verifies, on hostile inputs, with and without intermediates', async () => {
     const tampered = der(leafPem).slice()
     tampered[tampered.length - 2] ^= 0x01
     const renamed = der(leafPem).slice()
@@ -180,7 +180,11 @@ describe('isIssuedByTrustAnchor', () => {
     await child.sign(notCa.keyPair.privateKey, 'SHA-256', engine)
     const longLeaf = await issueClientCertificate({ issuer: intermediate, publicKey: leafKeys.publicKey, commonName: 'long', notBefore: now, notAfter: now + 900 * DAY_MS })
     const foreign = await makeForeignClientCert({ keySpec: 'rsa-2048', clock: { now: () => now } })
-    const cases: [string, Omit<VerifyChainOptions, 'intermediates'>][] = [
+    const subKeys = await generateKeyPair()
+    const subPem = await createIntermediateCa({ issuer: intermediate, subject: { commonName: 'sub' }, publicKey: subKeys.publicKey, notBefore: now, notAfter: now + 30 * DAY_MS })
+    const deep = await issueClientCertificate({ issuer: { certPem: subPem, privateKey: subKeys.privateKey }, publicKey: leafKeys.publicKey, commonName: 'deep', notBefore: now, notAfter: now + 30 * DAY_MS })
+    const parsed = (pem: string) => readCertificates(pem)[0]
+    const cases: [string, VerifyChainOptions][] = [
       ['direct', { leaf: der(leafPem), trusted: [intPem], at }],
       ['needs an intermediate', { leaf: der(leafPem), trusted: [rootPem], at }],
       ['unrelated anchor', { leaf: der(leafPem), trusted: [otherCa.certPem], at }],
@@ -195,10 +199,16 @@ describe('isIssuedByTrustAnchor', () => {
       ['issuer not a CA', { leaf: new Uint8Array(child.toSchema(true).toBER(false)), trusted: [notCa.certPem], at }],
       ['RSA under a foreign CA', { leaf: der(foreign.certPem), trusted: [foreign.ca.certPem], at }],
       ['garbage', { leaf: new Uint8Array([48, 3, 1, 1, 0]), trusted: [intPem], at }],
+      ['through an intermediate', { leaf: der(leafPem), intermediates: [parsed(intPem)], trusted: [rootPem], at }],
+      ['intermediate among others', { leaf: der(leafPem), intermediates: [parsed(otherCa.certPem), parsed(rootPem), parsed(intPem)], trusted: [otherCa.certPem, rootPem], at }],
+      ['expired intermediate', { leaf: der(longLeaf), intermediates: [parsed(intPem)], trusted: [rootPem], at: now + 400 * DAY_MS }],
+      ['impostor intermediate', { leaf: der(leafPem), intermediates: [parsed(impostor)], trusted: [rootPem], at }],
+      ['pathLen exceeded', { leaf: der(deep), intermediates: [parsed(subPem), parsed(intPem)], trusted: [rootPem], at }],
+      ['pathLen of the anchor itself exceeded', { leaf: der(deep), intermediates: [parsed(subPem)], trusted: [intPem], at }],
     ]
     const seen: Record<string, [boolean, boolean]> = {}
     for (const [name, opts] of cases) seen[name] = [isIssuedByTrustAnchor(opts), (await verifyCertificateChain(opts)).ok]
     for (const [name, [fast, full]] of Object.entries(seen)) expect([name, fast]).toEqual([name, full])
-    expect(Object.values(seen).filter(([fast]) => fast)).toHaveLength(4)
+    expect(Object.values(seen).filter(([fast]) => fast)).toHaveLength(6)
   })
 })

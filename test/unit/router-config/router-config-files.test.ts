@@ -215,9 +215,16 @@ describe('--check-files: other identities and keys', () => {
     )
   })
 
-  it('warns about a key of an algorithm it cannot check, and leaves engine: keys alone', async () => {
+  it('checks keys of any algorithm OpenSSL reads: an Ed25519 key does not match the EC certificates', async () => {
     pki.write('ed25519.pem', generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string)
-    expectOne(await check({ 'identity.key': 'ed25519.pem' }), 'warning', 'identity.key', /cannot be checked: unsupported private key algorithm/)
+    const findings = await check({ 'identity.key': 'ed25519.pem' })
+    expect(findings.map((f) => `${f.severity} ${f.path}`)).toEqual(['error identity.key', 'error identity.key'])
+    expect(findings.map((f) => f.message).join('\n')).toMatch(/does not match the certificate .* of identity\.cert .*\n.*does not match the certificate .* of identity\.server_cert/)
+  })
+
+  it('warns about a key block of a kind it cannot read, and leaves engine: keys alone', async () => {
+    pki.write('dsa.pem', `-----BEGIN DSA PRIVATE KEY-----\n${Buffer.from('not checked').toString('base64')}\n-----END DSA PRIVATE KEY-----\n`)
+    expectOne(await check({ 'identity.key': 'dsa.pem' }), 'warning', 'identity.key', /cannot be checked: unsupported private key block type DSA PRIVATE KEY/)
     expect(show(await check({ 'identity.key': 'engine:pkcs11?slot=0' }))).toBe('')
   })
 })
