@@ -265,7 +265,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...identityRoutes({ identities, sessions, clock, startedAt, enrollments, caName: (id) => ca.snapshot().cas.get(id)?.name }),
     ...authenticatorRoutes({ identities, clock, enrollments, ownCas, cas: () => ca.snapshot() }),
     ...apiSessionRoutes({ identities, sessions }),
-    ...summaryRoutes({ identities, sessions, graph }),
+    ...summaryRoutes({ identities, sessions, graph, ca }),
     // no authentication policy can name a signer until the auth-policy resource lands (issue 11 part B)
     ...externalJwtSignerRoutes({ ca, policiesNaming: () => [] }),
     ...enrollRoutes({ enrollments, routerEnrollments }),

@@ -153,9 +153,11 @@ describe('PUT and PATCH /external-jwt-signers/{id}', () => {
 })
 
 describe('GET and DELETE /external-jwt-signers', () => {
-  it('lists with filters, deletes, and 404s afterwards', async () => {
+  it('lists with filters, counts in /summary, deletes, and 404s afterwards', async () => {
     const body = await certSignerBody()
     const id = await srv.create('/external-jwt-signers', body)
+    const total = (await srv.mgmt.get('/external-jwt-signers')).body.meta.pagination.totalCount
+    expect((await srv.mgmt.get('/summary')).body.data.externalJwtSigners).toBe(total)
     const listed = await srv.mgmt.get('/external-jwt-signers?filter=' + encodeURIComponent(`name = "${body.name}"`))
     expectStatus(listed, 200)
     expect(listed.body.data.map((s: { id: string }) => s.id)).toEqual([id])
