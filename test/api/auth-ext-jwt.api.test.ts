@@ -173,6 +173,13 @@ describe('POST /authenticate?method=ext-jwt', () => {
       expectPrimaryRefusal(await extJwtLogin(`Bearer ${await tokenOf(signer, { sub: id, nbf: nowS() + 120 })}`))
     })
 
+    it("a certPem signer whose certificate has expired", async () => {
+      const old = await makeTestCa({ commonName: 'expired signer', clock: srv.clock, notBefore: srv.clock.now() - 86_400_000, notAfter: srv.clock.now() - 60_000 })
+      const issuer = `https://expired-${++seq}.test`
+      await srv.create('/external-jwt-signers', { name: `expired-${seq}`, enabled: true, issuer, audience: AUDIENCE, certPem: old.certPem })
+      expectPrimaryRefusal(await extJwtLogin(`Bearer ${await tokenOf({ issuer, key: old.keyPair.privateKey, alg: 'ES256' }, { sub: id })}`))
+    })
+
     it('a bad signature', async () => {
       const { privateKey } = await generateKeyPair('ES256')
       expectPrimaryRefusal(await extJwtLogin(`Bearer ${await tokenOf({ ...signer, key: privateKey }, { sub: id })}`))

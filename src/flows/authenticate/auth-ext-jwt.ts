@@ -4,7 +4,8 @@
  * - at most 3 bearer tokens of the request are considered, in order (reference §4); the first that verifies wins
  * - a token's signer: the one whose `kid` is the token header's `kid`, else the one whose `issuer` is exactly its `iss`
  * - verified with jose: signature (RS*, PS*, ES*; `certPem` or the JWKS endpoint's keys), `exp` and `nbf` at the
- *   injected clock, `iss` equal to the signer's issuer, `aud` containing its audience
+ *   injected clock, `iss` equal to the signer's issuer, `aud` containing its audience; a `certPem` signer only while
+ *   its certificate is valid at that clock
  * - the claim `claimsProperty` (a non-empty string) names the identity: its id, or its `externalId` when the signer
  *   has `useExternalId`
  * - primary: the signer must be enabled, and the identity's policy must allow ext-jwt (`primary.extJwt.allowed`) and
@@ -91,11 +92,15 @@ function signerOfToken(reads: ExternalJwtSignerReads, token: string): ExternalJw
 type Verified = { ok: true; claims: JWTPayload } | { ok: false; failure: BearerFailure; reason: string }
 
 async function verifyWith(deps: ExtJwtDeps, signer: ExternalJwtSigner, token: string): Promise<Verified> {
+  const now = deps.clock.now()
+  if ((signer.notBefore !== null && now < signer.notBefore) || (signer.notAfter !== null && now > signer.notAfter)) {
+    return { ok: false, failure: 'invalid', reason: "the signer's certificate is outside its validity" }
+  }
   try {
     const { payload } = await jwtVerify(token, deps.keys.keyOf(signer), {
       issuer: signer.issuer,
       audience: signer.audience,
-      currentDate: new Date(deps.clock.now()),
+      currentDate: new Date(now),
       algorithms: EXT_JWT_ALGORITHMS,
     })
     return { ok: true, claims: payload }
