@@ -6,8 +6,7 @@
  * @see edge-api management.yml externalJwtSignerDetail; client.yml clientExternalJwtSignerDetail
  */
 import type { ExternalJwtSigner } from '../../domain/ca/ca-jwt-signer-types.ts'
-import { selfLink } from '../http-envelope.ts'
-import { BASE_SYMBOLS, iso } from './common-mapper.ts'
+import { BASE_SYMBOLS, baseEntityRow, baseEntityView, iso } from './common-mapper.ts'
 
 /** The filterable fields of an external JWT signer (the real controller's ext-jwt signer store). */
 export const EXTERNAL_JWT_SIGNER_SYMBOLS = {
@@ -26,15 +25,7 @@ export const EXTERNAL_JWT_SIGNER_SYMBOLS = {
 /** Go's zero time, what the real controller shows for a signer without a certificate. */
 const ZERO_TIME = '0001-01-01T00:00:00.000Z'
 
-function base(s: ExternalJwtSigner) {
-  return {
-    id: s.id,
-    createdAt: iso(s.createdAt),
-    updatedAt: iso(s.updatedAt),
-    _links: selfLink('external-jwt-signers', s.id),
-    tags: s.tags,
-  }
-}
+const base = (s: ExternalJwtSigner) => baseEntityView('external-jwt-signers', s)
 
 export function toExternalJwtSignerDetail(s: ExternalJwtSigner) {
   return {
@@ -82,11 +73,7 @@ export function toClientExternalJwtSignerDetail(s: ExternalJwtSigner) {
 /** The row the filter language sees for a signer (see EXTERNAL_JWT_SIGNER_SYMBOLS). */
 export function toExternalJwtSignerRow(s: ExternalJwtSigner): Record<string, unknown> {
   return {
-    id: s.id,
-    createdAt: s.createdAt,
-    updatedAt: s.updatedAt,
-    tags: s.tags,
-    isSystem: false,
+    ...baseEntityRow(s),
     name: s.name,
     issuer: s.issuer,
     audience: s.audience,
