@@ -13,6 +13,9 @@ export const AuthQueryDetail = Type.Object({
   httpUrl: Type.Optional(Type.String()),
   minLength: Type.Optional(Type.Integer()),
   maxLength: Type.Optional(Type.Integer()),
+  id: Type.Optional(Type.String()),
+  clientId: Type.Optional(Type.String()),
+  scopes: Type.Optional(Type.Array(Type.String())),
 })
 
 export const ApiSessionDetail = Type.Object({

@@ -19,6 +19,11 @@ import { createSessionTokens } from './flows/sessions/session-token.ts'
 import { createAuthMethodRegistry } from './flows/authenticate/auth-method.ts'
 import { createUpdbAuthMethod } from './flows/authenticate/auth-updb.ts'
 import { createCertAuthMethod, trustAnchorsOf } from './flows/authenticate/auth-cert.ts'
+import { createExtJwtAuthMethod, createExtJwtSecondary } from './flows/authenticate/auth-ext-jwt.ts'
+import { createSignerKeys } from './flows/authenticate/auth-ext-jwt-keys.ts'
+import { authPolicyOf } from './flows/authenticate/auth-api-session.ts'
+import type { Identity } from './domain/identity/identity-types.ts'
+import type { AuthPolicyRules } from './domain/identity/identity-auth-policy.ts'
 import { createCertExtension } from './flows/authenticate/auth-cert-extend.ts'
 import { createSessionCertificates, sessionCertificateHolder } from './flows/sessions/session-certificate.ts'
 import { apiSessionCertificateRoutes } from './http/routes/client/api-session-certificate-routes.ts'
@@ -92,6 +97,13 @@ export interface ServerOptions {
   activityFlushEveryMs?: number
   /** Interval of the policy enforcer that removes service sessions whose access was lost. */
   enforceEveryMs?: number
+  /** The least time between two fetches of a signer's JWKS endpoint for an unknown kid (default 5 s; tests: 0). */
+  jwksCooldownMs?: number
+  /**
+   * The rules of an identity's authentication policy as ext-jwt login and the ext-jwt second factor read them
+   * (default: the stored policy, `authPolicyOf`). A seam for tests until policies can be written through the API.
+   */
+  authPolicyOf?: (identity: Identity) => AuthPolicyRules
 }
 
 export interface RunningServer {
@@ -206,6 +218,15 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const ownCas = [pki.intermediate.certPem, pki.root.certPem]
   // the SPIFFE trust domain is stable for the life of the PKI: the root CA's fingerprint
   const trustDomain = pki.root.view.fingerprintSha1
+  const extJwt = {
+    identities,
+    signers: () => ca.snapshot(),
+    keys: createSignerKeys({ jwksCooldownMs: opts.jwksCooldownMs }),
+    clock,
+    policyOf: opts.authPolicyOf ?? authPolicyOf,
+    log,
+  }
+  const extJwtSecondary = createExtJwtSecondary(extJwt)
   const authMethods = createAuthMethodRegistry([
     createUpdbAuthMethod({ identities }),
     createCertAuthMethod({
@@ -216,6 +237,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       log,
       sessionCertificate: sessionCertificateHolder({ sessions, identities, clock, timeoutMs }),
     }),
+    createExtJwtAuthMethod(extJwt),
   ])
   const enrollmentJwts = {
     ca,
@@ -233,18 +255,19 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   ])
   const certExtension = createCertExtension({ identities, ca, clock, ownCas, trustDomain })
   const sessionCertificates = createSessionCertificates({ sessions, ca, ownCas, trustDomain })
-  const resolver = createSessionResolver({ identities, sessions, clock, timeoutMs })
+  const resolver = createSessionResolver({ identities, sessions, clock, timeoutMs, extJwtSecondary })
   const routes: RouteDef[] = []
   const graphRouteDeps = { graph, identities, sessions, reads, clock }
   routes.push(
     ...versionRoutes(version, () => routes),
-    ...authenticateRoutes({ identities, sessions, clock, timeoutMs, authMethods }),
+    ...authenticateRoutes({ identities, sessions, clock, timeoutMs, authMethods, extJwtSecondary }),
     ...currentIdentityRoutes({ identities, sessions, clock, certExtension }),
     ...identityRoutes({ identities, sessions, clock, startedAt, enrollments, caName: (id) => ca.snapshot().cas.get(id)?.name }),
     ...authenticatorRoutes({ identities, clock, enrollments, ownCas, cas: () => ca.snapshot() }),
     ...apiSessionRoutes({ identities, sessions }),
-    ...summaryRoutes({ identities, sessions, graph }),
-    ...externalJwtSignerRoutes(),
+    ...summaryRoutes({ identities, sessions, graph, ca }),
+    // no authentication policy can name a signer until the auth-policy resource lands (issue 11 part B)
+    ...externalJwtSignerRoutes({ ca, policiesNaming: () => [] }),
     ...enrollRoutes({ enrollments, routerEnrollments }),
     ...enrollmentRoutes({ identities, enrollments, clock }),
     ...clientServiceRoutes({ graph, reads, tokens, clock, startedAt }),

@@ -110,7 +110,7 @@ export function buildApp(routes: readonly RouteDef[], deps: AppDeps): App {
   /** The pipeline of one route (see the header): access, query, body, handler. */
   type Checks = { query(v: unknown): unknown; body(v: unknown): unknown }
   const serve = async (r: RouteDef, api: ApiName, checks: Checks, request: Request, params: Record<string, string>) => {
-    const auth = r.access === 'public' ? deps.resolver.resolve(request) : deps.resolver.require(request, r.access)
+    const auth = r.access === 'public' ? deps.resolver.resolve(request) : await deps.resolver.require(request, r.access)
     const query = checks.query(queryOf(request.url))
     const body = r.body ? checks.body(r.consumes === 'text/plain' ? await request.text() : await bodyOf(request, r.untypedBodyIsText === true)) : undefined
     const res = await r.handle({ request, body, query, params, auth: auth as AuthContext, api, requestId: requestIdOf(request) })

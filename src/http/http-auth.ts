@@ -1,6 +1,8 @@
 /**
  * Resolves the `zt-session` header to an API session and its identity, and enforces a route's access level.
  * Every refusal is 401 UNAUTHORIZED with a WWW-Authenticate header (the edge APIs never answer 403).
+ * A session whose policy requires an ext-jwt signer is partial on each request that comes without a valid bearer
+ * token of that signer (refused with the `openziti-secondary-ext-jwt` challenge where a full session is needed).
  */
 import { ApiError } from '../errors/api-error.ts'
 import type { Clock } from '../lib/clock.ts'
@@ -9,6 +11,8 @@ import { isAdminIdentity, isDisabled, type Identity } from '../domain/identity/i
 import type { IdentityActor } from '../actors/identity/identity-actor.ts'
 import type { SessionRegistryActor } from '../actors/session-registry/session-registry-actor.ts'
 import type { ApiName } from './http-route.ts'
+import type { AuthQuery } from '../flows/authenticate/auth-api-session.ts'
+import type { ExtJwtSecondary } from '../flows/authenticate/auth-ext-jwt.ts'
 
 /** Who may call a route: anyone, a partially authenticated session, a full session, or an admin's full session. */
 export type AccessLevel = 'public' | 'partial' | 'session' | 'admin'
@@ -49,6 +53,8 @@ export interface AuthContext {
   identity: Identity
   isPartial: boolean
   isAdmin: boolean
+  /** The EXT-JWT auth query this request owes (no valid bearer of the required signer came with it); else absent. */
+  extJwtOwed?: AuthQuery
 }
 
 const WWW_MISSING =
@@ -58,8 +64,8 @@ const WWW_INVALID = 'zt-session realm="zt-session" error="invalid" error_descrip
 export interface SessionResolver {
   /** The caller's session, or undefined when the header is absent or names no live session. */
   resolve(req: Request): AuthContext | undefined
-  /** Resolves and enforces `level`; throws 401 UNAUTHORIZED. */
-  require(req: Request, level: Exclude<AccessLevel, 'public'>): AuthContext
+  /** Resolves and enforces `level`; throws 401 UNAUTHORIZED. Synchronous unless an ext-jwt second factor is due. */
+  require(req: Request, level: Exclude<AccessLevel, 'public'>): AuthContext | Promise<AuthContext>
   timeoutMs: number
 }
 
@@ -68,6 +74,7 @@ export function createSessionResolver(deps: {
   sessions: SessionRegistryActor
   clock: Clock
   timeoutMs: number
+  extJwtSecondary?: ExtJwtSecondary
 }): SessionResolver {
   const resolve = (req: Request): AuthContext | undefined => {
     const token = req.headers.get('zt-session')
@@ -83,6 +90,11 @@ export function createSessionResolver(deps: {
     const current = deps.sessions.snapshot().byTokenHash.get(tokenHash) ?? session
     return { session: current, identity, isPartial: current.isMfaRequired && !current.isMfaComplete, isAdmin: isAdminIdentity(identity) }
   }
+  const enforce = (ctx: AuthContext, level: Exclude<AccessLevel, 'public'>, challenge?: string): AuthContext => {
+    if (level !== 'partial' && ctx.isPartial) throw challenge ? new ApiError('UNAUTHORIZED', { headers: { 'www-authenticate': challenge } }) : ApiError.unauthorized()
+    if (level === 'admin' && !ctx.isAdmin) throw ApiError.unauthorized()
+    return ctx
+  }
   return {
     resolve,
     timeoutMs: deps.timeoutMs,
@@ -91,9 +103,9 @@ export function createSessionResolver(deps: {
       if (!ctx) {
         throw new ApiError('UNAUTHORIZED', { headers: { 'www-authenticate': req.headers.has('zt-session') ? WWW_INVALID : WWW_MISSING } })
       }
-      if (level !== 'partial' && ctx.isPartial) throw ApiError.unauthorized()
-      if (level === 'admin' && !ctx.isAdmin) throw ApiError.unauthorized()
-      return ctx
+      const owed = deps.extJwtSecondary?.owed(ctx.identity, req.headers.get('authorization'))
+      if (!owed) return enforce(ctx, level)
+      return owed.then((o) => (o ? enforce({ ...ctx, isPartial: true, extJwtOwed: o.query }, level, o.challenge) : enforce(ctx, level)))
     },
   }
 }

@@ -20,6 +20,7 @@ export const SUB_DBS = {
   'service-edge-router-policies': 'policy-graph',
   'service-config-overrides': 'policy-graph',
   cas: 'ca',
+  'external-jwt-signers': 'ca',
 } as const
 
 /** Name of a sub-database. */

@@ -73,8 +73,10 @@ describe('POST /authenticate?method=password', () => {
     expectError(await srv.raw.post('/edge/client/v1/authenticate', { username: ADMIN.username, password: ADMIN.password }), 400, 'COULD_NOT_VALIDATE')
   })
 
-  it('answers INVALID_AUTH_METHOD for a method this controller does not offer yet', async () => {
-    expectError(await srv.raw.post('/edge/client/v1/authenticate?method=ext-jwt', {}), 400, 'INVALID_AUTH_METHOD')
+  it('answers ext-jwt without a bearer token with 401 UNAUTHORIZED and the primary ext-jwt challenge', async () => {
+    const res = await srv.raw.post('/edge/client/v1/authenticate?method=ext-jwt', {})
+    expectError(res, 401, 'UNAUTHORIZED')
+    expect(res.headers.get('www-authenticate')).toStartWith('Bearer realm="openziti-primary-ext-jwt" error="missing"')
   })
 
   it('refuses a wrong type in the body with 400 COULD_NOT_VALIDATE', async () => {

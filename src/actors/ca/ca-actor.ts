@@ -2,7 +2,8 @@
  * The CA actor: the only holder of the controller's private keys (intermediate CA, TLS server key). It issues every
  * certificate and signs every JWT; the keys live in this file's closure, never in the state `snapshot()` shows.
  * The PKI lives in files under `<data>/pki`, loaded (or created) once at start. It is also the sole writer of the
- * `cas` sub-db, the third-party CAs (handlers in ca-third-party.ts), loaded at start.
+ * `cas` sub-db, the third-party CAs (handlers in ca-third-party.ts), and of `external-jwt-signers` (ca-jwt-signers.ts),
+ * both loaded at start.
  */
 import { SignJWT } from 'jose'
 import { assertNever } from '../../lib/assert-never.ts'
@@ -17,6 +18,8 @@ import type { Store } from '../../store/store-env.ts'
 import type { CaEvent, CaMsg, CaReplies, CertificateRequest, IssuedCertificate, JwtKeyName } from './ca-messages.ts'
 import { CaState, type CaReads, type JwtVerifier } from './ca-state.ts'
 import { createCa, deleteCa, updateCa, verifyCa } from './ca-third-party.ts'
+import { createJwtSigner, deleteJwtSigner, updateJwtSigner } from './ca-jwt-signers.ts'
+import type { ExternalJwtSigner } from '../../domain/ca/ca-jwt-signer-types.ts'
 
 export type CaActor = Actor<CaState, CaMsg, CaReplies, CaEvent, CaReads>
 
@@ -56,6 +59,12 @@ function behavior(keys: CaKeys): ActorBehavior<CaState, CaMsg, CaReplies, CaEven
           return verifyCa(state, msg, tx)
         case 'ca.delete':
           return deleteCa(state, msg, tx)
+        case 'jwtSigner.create':
+          return createJwtSigner(state, msg, tx)
+        case 'jwtSigner.update':
+          return updateJwtSigner(state, msg, tx)
+        case 'jwtSigner.delete':
+          return deleteJwtSigner(state, msg, tx)
         default:
           return assertNever(msg, 'CA message')
       }
@@ -105,6 +114,7 @@ export async function startCaActor(dir: string, opts: ControllerPkiOptions, deps
     verifiers,
   )
   loadThirdPartyCas(state, deps.store)
+  for (const { value } of deps.store.db('external-jwt-signers').getRange()) state.putJwtSigner(value as ExternalJwtSigner)
   return new Actor('ca', state, behavior({ signer: pki.signer, jwt, tls: pki.tls }), deps)
 }
 

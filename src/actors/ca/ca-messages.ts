@@ -7,6 +7,7 @@
  * for PATCH (absent fields are left as they are; a given externalIdClaim's members are laid over the stored claim).
  */
 import type { ExternalIdClaimInput } from '../../domain/ca/ca-decide.ts'
+import type { JwtSignerFields } from '../../domain/ca/ca-jwt-signer-decide.ts'
 import type { ThirdPartyCa } from '../../domain/ca/ca-types.ts'
 import type { ParsedCsr } from '../../pki/pki-csr.ts'
 import type { ChangeContext } from '../runtime/actor-runtime.ts'
@@ -75,6 +76,13 @@ export type CaMsg =
   /** Marks a CA verified; the proof (a certificate it signed with its verificationToken as CN) was checked before. */
   | { type: 'ca.verify'; id: string; change: ChangeContext }
   | { type: 'ca.delete'; id: string; change: ChangeContext }
+  /**
+   * External JWT signers (`/external-jwt-signers`): create, update (`replace` as for CAs: PUT starts from the
+   * defaults, PATCH from the stored signer) and delete. A given `certPem` is parsed by the actor.
+   */
+  | { type: 'jwtSigner.create'; input: JwtSignerFields; change: ChangeContext }
+  | { type: 'jwtSigner.update'; id: string; input: JwtSignerFields; replace: boolean; change: ChangeContext }
+  | { type: 'jwtSigner.delete'; id: string; change: ChangeContext }
 
 export interface CaReplies {
   'ca.signJwt': string
@@ -84,6 +92,9 @@ export interface CaReplies {
   'ca.update': void
   'ca.verify': void
   'ca.delete': void
+  'jwtSigner.create': { id: string }
+  'jwtSigner.update': void
+  'jwtSigner.delete': void
 }
 
 /**

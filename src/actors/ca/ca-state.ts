@@ -5,6 +5,7 @@
  */
 import type { ThirdPartyCaReads } from '../../domain/ca/ca-reads.ts'
 import type { ThirdPartyCa } from '../../domain/ca/ca-types.ts'
+import type { ExternalJwtSigner, ExternalJwtSignerReads } from '../../domain/ca/ca-jwt-signer-types.ts'
 import { EntityTable } from '../../lib/entity-table.ts'
 import type { CertificateView } from '../../pki/pki-certs.ts'
 import type { JwtKeyName } from './ca-messages.ts'
@@ -38,8 +39,8 @@ export interface JwtVerifier {
   readonly kid?: string
 }
 
-/** What the CA actor's `snapshot()` answers: the controller PKI without keys, and the third-party CA reads. */
-export interface CaReads extends ThirdPartyCaReads {
+/** What the CA actor's `snapshot()` answers: the controller PKI without keys, the third-party CAs and the JWT signers. */
+export interface CaReads extends ThirdPartyCaReads, ExternalJwtSignerReads {
   readonly pki: PublicPki
   readonly jwtVerifiers: Readonly<Record<JwtKeyName, JwtVerifier>>
 }
@@ -50,6 +51,9 @@ export class CaState implements CaReads {
   private verified: readonly ThirdPartyCa[] | null = null
   private authAnchors: readonly ThirdPartyCa[] | null = null
   trustVersion = 0
+  readonly jwtSigners = new EntityTable<ExternalJwtSigner>()
+  private readonly signerByKid = new Map<string, string>()
+  private readonly signerByIssuer = new Map<string, string>()
 
   constructor(
     readonly pki: PublicPki,
@@ -82,6 +86,36 @@ export class CaState implements CaReads {
     if (!removed) return { removed, trustChanged: false }
     this.byFingerprint.delete(removed.fingerprint)
     return { removed, trustChanged: this.trustTouched(removed.isVerified) }
+  }
+
+  jwtSignerByKid(kid: string): ExternalJwtSigner | undefined {
+    const id = this.signerByKid.get(kid)
+    return id === undefined ? undefined : this.jwtSigners.get(id)
+  }
+  jwtSignerByIssuer(issuer: string): ExternalJwtSigner | undefined {
+    const id = this.signerByIssuer.get(issuer)
+    return id === undefined ? undefined : this.jwtSigners.get(id)
+  }
+
+  /** Stores a JWT signer (replacing the record with its id) and its kid and issuer indexes. */
+  putJwtSigner(next: ExternalJwtSigner): void {
+    this.unindexJwtSigner(this.jwtSigners.get(next.id))
+    this.jwtSigners.put(next)
+    if (next.kid !== null) this.signerByKid.set(next.kid, next.id)
+    this.signerByIssuer.set(next.issuer, next.id)
+  }
+
+  /** Removes a JWT signer; answers it. */
+  removeJwtSigner(id: string): ExternalJwtSigner | undefined {
+    const removed = this.jwtSigners.remove(id)
+    this.unindexJwtSigner(removed)
+    return removed
+  }
+
+  private unindexJwtSigner(prev: ExternalJwtSigner | undefined): void {
+    if (!prev) return
+    if (prev.kid !== null) this.signerByKid.delete(prev.kid)
+    this.signerByIssuer.delete(prev.issuer)
   }
 
   private trustTouched(touched: boolean): boolean {

@@ -6,6 +6,8 @@
  * - `isMfaRequired` is true when the identity has a verified TOTP; `isMfaComplete` starts false
  * - a TOTP auth query is pending while (the identity has a verified TOTP or the policy requires one) and the session
  *   has not completed it; with no query pending the session is fully authenticated
+ * - an EXT-JWT auth query is pending on a request (the login's included) of a session whose policy requires an
+ *   ext-jwt signer while no valid bearer token of that signer comes with it (`auth-ext-jwt.ts` decides per request)
  * - the session token is returned once; only its SHA-256 is stored
  * - envInfo/sdkInfo given at login are recorded on the identity when they differ from what it has
  * @see controller-behaviour.md §4 "authQueries", "Authentication policies"; edge-api client.yml authQueryDetail
@@ -20,6 +22,7 @@ import type { IdentityActor } from '../../actors/identity/identity-actor.ts'
 import type { SessionRegistryActor } from '../../actors/session-registry/session-registry-actor.ts'
 import type { ChangeContext } from '../../actors/runtime/actor-runtime.ts'
 import type { AuthInput, AuthMethod, AuthPeer, PrimaryAuth } from './auth-method.ts'
+import type { ExtJwtSecondary } from './auth-ext-jwt.ts'
 
 /** An outstanding authentication step of a session. @see edge-api client.yml authQueryDetail */
 export interface AuthQuery {
@@ -30,6 +33,10 @@ export interface AuthQuery {
   readonly httpUrl?: string
   readonly minLength?: number
   readonly maxLength?: number
+  /** EXT-JWT: the signer's id, and the client id and scopes to ask its provider for. */
+  readonly id?: string
+  readonly clientId?: string
+  readonly scopes?: readonly string[]
 }
 
 /** The real controller's TOTP query (`format` is alphaNumeric there, not numeric). */
@@ -71,24 +78,31 @@ export function decidePrimaryAllowed(policy: AuthPolicyRules, kind: AuthMethod['
 }
 
 /** The second-factor state of a session, from the policy, what the identity has enrolled and what it has completed. */
-export function decideSessionFactors(policy: AuthPolicyRules, enrolled: EnrolledFactors, completed: { totp: boolean }): SessionFactors {
+export function decideSessionFactors(
+  policy: AuthPolicyRules,
+  enrolled: EnrolledFactors,
+  completed: { totp: boolean },
+  extJwtOwed: AuthQuery | null = null,
+): SessionFactors {
   const owesTotp = (enrolled.totp || policy.secondary.requireTotp) && !completed.totp
   return {
     isMfaRequired: enrolled.totp,
     isMfaComplete: completed.totp,
-    authQueries: owesTotp ? [TOTP_AUTH_QUERY] : [],
+    authQueries: [...(owesTotp ? [TOTP_AUTH_QUERY] : []), ...(extJwtOwed ? [extJwtOwed] : [])],
   }
 }
 
 /** The auth queries a session still owes (what `GET /current-api-session` shows). */
-export function pendingAuthQueries(session: Pick<ApiSession, 'isMfaComplete'>, identity: Identity): readonly AuthQuery[] {
-  return decideSessionFactors(authPolicyOf(identity), enrolledFactorsOf(identity), { totp: session.isMfaComplete }).authQueries
+export function pendingAuthQueries(session: Pick<ApiSession, 'isMfaComplete'>, identity: Identity, extJwtOwed: AuthQuery | null = null): readonly AuthQuery[] {
+  return decideSessionFactors(authPolicyOf(identity), enrolledFactorsOf(identity), { totp: session.isMfaComplete }, extJwtOwed).authQueries
 }
 
 export interface ApiSessionFlowDeps {
   identities: IdentityActor
   sessions: SessionRegistryActor
   clock: Clock
+  /** The ext-jwt second factor (absent: none is ever required). */
+  extJwtSecondary?: ExtJwtSecondary
 }
 
 export interface OpenedApiSession {
@@ -106,7 +120,7 @@ export async function openApiSession(
   deps: ApiSessionFlowDeps,
   method: Pick<AuthMethod, 'kind'>,
   primary: PrimaryAuth,
-  input: Pick<AuthInput, 'configTypes' | 'envInfo' | 'sdkInfo'>,
+  input: Pick<AuthInput, 'configTypes' | 'envInfo' | 'sdkInfo'> & Partial<Pick<AuthInput, 'header'>>,
   peer: AuthPeer,
   change: ChangeContext,
 ): Promise<OpenedApiSession> {
@@ -114,7 +128,8 @@ export async function openApiSession(
   if (isDisabled(identity, deps.clock.now())) throw ApiError.invalidAuth()
   const policy = authPolicyOf(identity)
   decidePrimaryAllowed(policy, method.kind)
-  const factors = decideSessionFactors(policy, enrolledFactorsOf(identity), { totp: false })
+  const extJwtOwed = (await deps.extJwtSecondary?.owed(identity, input.header?.('authorization') ?? null)) ?? null
+  const factors = decideSessionFactors(policy, enrolledFactorsOf(identity), { totp: false }, extJwtOwed?.query ?? null)
 
   const token = newUuid()
   const by: ChangeContext = { ...change, author: identity.id }

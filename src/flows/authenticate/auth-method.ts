@@ -1,6 +1,6 @@
 /**
- * Primary authentication methods as modules: the `AuthMethod` interface every method implements (updb and cert now;
- * ext-jwt later) and the registry the authenticate route dispatches through.
+ * Primary authentication methods as modules: the `AuthMethod` interface every method implements (updb, cert and
+ * ext-jwt) and the registry the authenticate route dispatches through.
  * - a method proves who the caller is and answers the identity and the authenticator it used, or throws a coded
  *   ApiError (INVALID_AUTH for every credential failure, COULD_NOT_VALIDATE for a malformed request)
  * - a method opens no session: `auth-api-session.ts` does that, the same way after every method
@@ -33,7 +33,8 @@ export type PrimaryMethodKind = 'updb' | 'cert' | 'extJwt'
 /** The outcome of a successful primary authentication. */
 export interface PrimaryAuth {
   readonly identity: Identity
-  readonly authenticator: Pick<Authenticator, 'id' | 'identityId' | 'method'>
+  /** The stored authenticator; for ext-jwt, which has none, the signer's id with method `ext-jwt`. */
+  readonly authenticator: Pick<Authenticator, 'id' | 'identityId'> & { readonly method: Authenticator['method'] | 'ext-jwt' }
   /** The method may extend the session's client certificate (cert authentication with extension requested). */
   readonly isCertExtendable?: boolean
 }

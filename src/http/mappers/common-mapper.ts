@@ -15,3 +15,13 @@ export function toEntityRef(entity: string, id: string, name: string) {
 
 /** Every stored entity's filterable fields, to which each resource's mapper adds its own. */
 export const BASE_SYMBOLS = { id: 'string', createdAt: 'datetime', updatedAt: 'datetime', tags: 'map', isSystem: 'boolean' } as const
+
+/** What a stored entity's detail opens with (the spec's baseEntity): id, times, its self link, tags. */
+export function baseEntityView(entity: string, e: { id: string; createdAt: number; updatedAt: number; tags: Record<string, unknown> }) {
+  return { id: e.id, createdAt: iso(e.createdAt), updatedAt: iso(e.updatedAt), _links: selfLink(entity, e.id), tags: e.tags }
+}
+
+/** The BASE_SYMBOLS members of a stored entity's filter row (a user-made entity: isSystem false). */
+export function baseEntityRow(e: { id: string; createdAt: number; updatedAt: number; tags: Record<string, unknown> }): Record<string, unknown> {
+  return { id: e.id, createdAt: e.createdAt, updatedAt: e.updatedAt, tags: e.tags, isSystem: false }
+}

@@ -2,12 +2,13 @@
 import type { IdentityActor } from '../../../actors/identity/identity-actor.ts'
 import type { SessionRegistryActor } from '../../../actors/session-registry/session-registry-actor.ts'
 import type { PolicyGraphActor } from '../../../actors/policy-graph/policy-graph-actor.ts'
+import type { CaActor } from '../../../actors/ca/ca-actor.ts'
 import { IDENTITY_TYPES } from '../../../domain/identity/identity-types.ts'
 import { Type } from '@sinclair/typebox'
 import { ok } from '../../http-envelope.ts'
 import { route, type RouteDef } from '../../http-route.ts'
 
-export function summaryRoutes(deps: { identities: IdentityActor; sessions: SessionRegistryActor; graph: PolicyGraphActor }): RouteDef[] {
+export function summaryRoutes(deps: { identities: IdentityActor; sessions: SessionRegistryActor; graph: PolicyGraphActor; ca: CaActor }): RouteDef[] {
   return [
     route({
       method: 'GET', path: '/summary', apis: ['management'], access: 'admin', tag: 'Informational', summary: 'Counts of every resource',
@@ -25,7 +26,7 @@ export function summaryRoutes(deps: { identities: IdentityActor; sessions: Sessi
           configs: g.configs.size,
           edgeRouterPolicies: g.edgeRouterPolicies.size,
           enrollments: 0,
-          externalJwtSigners: 0,
+          externalJwtSigners: deps.ca.snapshot().jwtSigners.size,
           identities: ids.identities.size,
           identityTypes: IDENTITY_TYPES.length,
           mfas: 0,

@@ -7,6 +7,7 @@ import type { SessionRegistryActor } from '../../../actors/session-registry/sess
 import type { Clock } from '../../../lib/clock.ts'
 import type { AuthMethodRegistry } from '../../../flows/authenticate/auth-method.ts'
 import { openApiSession, pendingAuthQueries } from '../../../flows/authenticate/auth-api-session.ts'
+import type { ExtJwtSecondary } from '../../../flows/authenticate/auth-ext-jwt.ts'
 import { AuthenticateBody, AuthenticateQuery } from '../../../../schemas/authenticator.ts'
 import { CurrentApiSessionDetail } from '../../../../schemas/api-session.ts'
 import { ok, okEmpty } from '../../http-envelope.ts'
@@ -21,13 +22,14 @@ export interface AuthenticateRouteDeps {
   clock: Clock
   timeoutMs: number
   authMethods: AuthMethodRegistry
+  extJwtSecondary?: ExtJwtSecondary
 }
 
 export function authenticateRoutes(deps: AuthenticateRouteDeps): RouteDef[] {
   return [
     route({
       method: 'POST', path: '/authenticate', apis: ['client', 'management'], access: 'public', tag: 'Authentication',
-      summary: 'Create an API session (method=password, or cert with the TLS client certificate; ext-jwt arrives with its issue)',
+      summary: 'Create an API session (method=password, cert with the TLS client certificate, or ext-jwt with Authorization: Bearer)',
       query: AuthenticateQuery, body: AuthenticateBody, response: CurrentApiSessionDetail,
       handle: async (ctx) => {
         const method = deps.authMethods.resolve(ctx.query.method)
@@ -49,7 +51,7 @@ export function authenticateRoutes(deps: AuthenticateRouteDeps): RouteDef[] {
       summary: 'The caller\'s API session', response: CurrentApiSessionDetail,
       handle: (ctx) => {
         const { session, identity } = ctx.auth
-        return ok(toCurrentApiSessionDetail(session, identity, deps.timeoutMs, visibleToken(session, { session, request: ctx.request }), pendingAuthQueries(session, identity)))
+        return ok(toCurrentApiSessionDetail(session, identity, deps.timeoutMs, visibleToken(session, { session, request: ctx.request }), pendingAuthQueries(session, identity, ctx.auth.extJwtOwed ?? null)))
       },
     }),
     route({

@@ -1,36 +1,71 @@
 /**
- * External JWT signers: the public Client API list an SDK reads before it logs in (to offer ext-jwt login), and the
- * admin's Management API list. No signer can be created yet (the ext-jwt issue adds them), so both list an empty
- * collection, with the usual paging and filter checks.
+ * External JWT signers: the Management API's CRUD (admin only), and the public Client API list an SDK reads before
+ * it logs in (to offer ext-jwt login): enabled signers only, with what a client needs (name, externalAuthUrl,
+ * clientId, scopes...). Deletes go through the delete flow, which owns the check for policies naming the signer.
  */
+import type { CaActor } from '../../../actors/ca/ca-actor.ts'
+import type { ExternalJwtSigner } from '../../../domain/ca/ca-jwt-signer-types.ts'
+import { deleteExternalJwtSigner, type JwtSignerDeleteDeps } from '../../../flows/ca/ca-jwt-signer-delete.ts'
 import { ListQuery } from '../../../../schemas/common.ts'
+import {
+  ClientExternalJwtSignerDetail,
+  ExternalJwtSignerCreate,
+  ExternalJwtSignerDetail,
+  ExternalJwtSignerPatch,
+  ExternalJwtSignerUpdate,
+} from '../../../../schemas/external-jwt-signer.ts'
 import { respondList } from '../../http-list.ts'
 import { route, type RouteDef } from '../../http-route.ts'
-import { EXTERNAL_JWT_SIGNER_SYMBOLS } from '../../mappers/external-jwt-signer-mapper.ts'
+import {
+  EXTERNAL_JWT_SIGNER_SYMBOLS,
+  toClientExternalJwtSignerDetail,
+  toExternalJwtSignerDetail,
+  toExternalJwtSignerRow,
+} from '../../mappers/external-jwt-signer-mapper.ts'
+import { changeOf } from '../route-change.ts'
+import { crudRoutes, tableCandidates, tableListing } from '../management/crud-routes.ts'
 
-const ROUTES = { list: '/external-jwt-signers' } as const
+const ROUTES = { list: '/external-jwt-signers', item: '/external-jwt-signers/:id' } as const
 
-/** The signers there are: none until signers can be created. */
-const NO_SIGNERS: readonly never[] = []
+export type ExternalJwtSignerRouteDeps = JwtSignerDeleteDeps & { ca: CaActor }
 
-export function externalJwtSignerRoutes(): RouteDef[] {
-  const listing = {
+export function externalJwtSignerRoutes(deps: ExternalJwtSignerRouteDeps): RouteDef[] {
+  const signers = () => deps.ca.snapshot().jwtSigners
+  const tag = 'External JWT Signer'
+  const clientListing = {
     symbols: EXTERNAL_JWT_SIGNER_SYMBOLS,
+    indexed: ['id', 'name'],
     presortedById: true,
-    candidates: () => NO_SIGNERS,
-    toRow: (s: never) => s,
-    toView: (s: never) => s,
+    candidates: (hint: Parameters<typeof tableCandidates>[1]) => [...tableCandidates(signers(), hint)].filter((s) => s.enabled),
+    toRow: toExternalJwtSignerRow,
+    toView: toClientExternalJwtSignerDetail,
   }
   return [
     route({
-      method: 'GET', path: ROUTES.list, apis: ['client'], access: 'public', tag: 'External JWT Signer',
-      summary: 'List the external JWT signers a client may log in with (no session needed)', query: ListQuery,
-      handle: (ctx) => respondList(ctx.query, listing),
+      method: 'GET', path: ROUTES.list, apis: ['client'], access: 'public', tag,
+      summary: 'List the enabled external JWT signers a client may log in with (no session needed)', query: ListQuery,
+      response: ClientExternalJwtSignerDetail,
+      handle: (ctx) => respondList(ctx.query, clientListing),
     }),
-    route({
-      method: 'GET', path: ROUTES.list, apis: ['management'], access: 'admin', tag: 'External JWT Signer',
-      summary: 'List external JWT signers', query: ListQuery,
-      handle: (ctx) => respondList(ctx.query, listing),
+    ...crudRoutes({
+      tag,
+      routes: ROUTES,
+      entity: 'external-jwt-signers',
+      noun: 'external JWT signer',
+      detail: ExternalJwtSignerDetail,
+      listing: () =>
+        tableListing<ExternalJwtSigner>(signers(), {
+          symbols: EXTERNAL_JWT_SIGNER_SYMBOLS,
+          indexed: ['id', 'name'],
+          toRow: toExternalJwtSignerRow,
+          toView: toExternalJwtSignerDetail,
+        }),
+      bodies: { create: ExternalJwtSignerCreate, put: ExternalJwtSignerUpdate, patch: ExternalJwtSignerPatch },
+      create: (ctx) => deps.ca.ask({ type: 'jwtSigner.create', input: ctx.body, change: changeOf(ctx) }),
+      update: async (ctx, replace) => {
+        await deps.ca.ask({ type: 'jwtSigner.update', id: ctx.params.id, input: ctx.body, replace, change: changeOf(ctx) })
+      },
+      remove: (ctx) => deleteExternalJwtSigner(deps, ctx.params.id, changeOf(ctx)),
     }),
   ]
 }
