@@ -47,6 +47,9 @@ import { servicePolicyRoutes } from './http/routes/management/service-policy-rou
 import { edgeRouterPolicyRoutes } from './http/routes/management/edge-router-policy-routes.ts'
 import { serviceEdgeRouterPolicyRoutes } from './http/routes/management/service-edge-router-policy-routes.ts'
 import { caRoutes } from './http/routes/management/ca-routes.ts'
+import { authPolicyRoutes } from './http/routes/management/auth-policy-routes.ts'
+import { identityDisableRoutes } from './http/routes/management/identity-disable-routes.ts'
+import { endSessionsOfDisabledIdentities } from './flows/identity/identity-disable.ts'
 import type { IdentityEvent } from './actors/identity/identity-messages.ts'
 import { hashPassword, prepareDummyHash } from './auth/auth-password.ts'
 import { startCaActor } from './actors/ca/ca-actor.ts'
@@ -121,7 +124,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const timeoutMs = opts.sessionTimeoutMs ?? 30 * 60_000
   const startedAt = clock.now()
 
-  const store = await openStore(opts.dataDir, { warn: log })
+  const store = await openStore(opts.dataDir, { warn: log, now: startedAt })
   const bus = new EventBus()
   const deps: ActorSystemDeps = {
     store,
@@ -146,7 +149,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     const r = graph.snapshot().routers.byName(name)
     return r?.isEdge && r.isTunnelerEnabled ? r.id : undefined
   }
-  const identities = startIdentityActor(store, deps, routerNamed)
+  // auth policies name external JWT signers: none can exist before the signer resource lands (TODO(#11): the CA
+  // actor's signers once it stores them)
+  const knownSigner = (_id: string) => false
+  const identities = startIdentityActor(store, deps, routerNamed, knownSigner)
   const sessionRegistry = startSessionRegistryActor(store, deps, {
     timeoutMs,
     sweepEveryMs: opts.sessionSweepEveryMs ?? 5_000,
@@ -170,6 +176,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   cascadeCaDeletes(bus, { identities })
   const forgotten = await forgetDeletedCas({ identities, caExists: (id) => ca.snapshot().cas.has(id) })
   if (forgotten.length > 0) log(`note: ${forgotten.length} deleted CAs still had authenticators or enrollments (an interrupted delete); removed`)
+  const cutOff = await endSessionsOfDisabledIdentities({ identities, sessions }, clock.now())
+  if (cutOff > 0) log(`note: ${cutOff} disabled identities still had API sessions (an interrupted disable); ended`)
   const reconciled = await reconcileRouterIdentities({ graph, identities }, { author: 'system', source: 'system' })
   if (reconciled.length > 0) log(`note: ${reconciled.length} router identities did not follow their routers (an interrupted write); repaired`)
   const g0 = graph.snapshot()
@@ -207,7 +215,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // the SPIFFE trust domain is stable for the life of the PKI: the root CA's fingerprint
   const trustDomain = pki.root.view.fingerprintSha1
   const authMethods = createAuthMethodRegistry([
-    createUpdbAuthMethod({ identities }),
+    createUpdbAuthMethod({ identities, sessions }),
     createCertAuthMethod({
       identities,
       clock,
@@ -241,6 +249,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...authenticateRoutes({ identities, sessions, clock, timeoutMs, authMethods }),
     ...currentIdentityRoutes({ identities, sessions, clock, certExtension }),
     ...identityRoutes({ identities, sessions, clock, startedAt, enrollments, caName: (id) => ca.snapshot().cas.get(id)?.name }),
+    ...identityDisableRoutes({ identities, sessions }),
+    ...authPolicyRoutes({ identities }),
     ...authenticatorRoutes({ identities, clock, enrollments, ownCas, cas: () => ca.snapshot() }),
     ...apiSessionRoutes({ identities, sessions }),
     ...summaryRoutes({ identities, sessions, graph }),

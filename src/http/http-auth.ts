@@ -9,6 +9,7 @@ import { isAdminIdentity, isDisabled, type Identity } from '../domain/identity/i
 import type { IdentityActor } from '../actors/identity/identity-actor.ts'
 import type { SessionRegistryActor } from '../actors/session-registry/session-registry-actor.ts'
 import type { ApiName } from './http-route.ts'
+import { pendingAuthQueries } from '../flows/authenticate/auth-api-session.ts'
 
 /** Who may call a route: anyone, a partially authenticated session, a full session, or an admin's full session. */
 export type AccessLevel = 'public' | 'partial' | 'session' | 'admin'
@@ -76,12 +77,15 @@ export function createSessionResolver(deps: {
     const tokenHash = hashToken(token)
     const session = deps.sessions.snapshot().byTokenHash.get(tokenHash)
     if (!session || isExpired(session, now, deps.timeoutMs)) return undefined
-    const identity = deps.identities.snapshot().identity(session.identityId)
+    const identities = deps.identities.snapshot()
+    const identity = identities.identity(session.identityId)
     if (!identity || isDisabled(identity, now)) return undefined
     deps.sessions.tell({ type: 'apiSession.touch', tokenHash, at: now })
     // the touch replaces the record (at once when the mailbox is idle): hand out the marked one
     const current = deps.sessions.snapshot().byTokenHash.get(tokenHash) ?? session
-    return { session: current, identity, isPartial: current.isMfaRequired && !current.isMfaComplete, isAdmin: isAdminIdentity(identity) }
+    // partial while a second factor is owed: an enrolled TOTP not yet answered, or one the policy requires
+    const isPartial = pendingAuthQueries(current, identity, identities).length > 0
+    return { session: current, identity, isPartial, isAdmin: isAdminIdentity(identity) }
   }
   return {
     resolve,

@@ -14,7 +14,8 @@ import { ApiError } from '../../errors/api-error.ts'
 import { newUuid } from '../../lib/ids.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { isDisabled, type Identity } from '../../domain/identity/identity-types.ts'
-import { DEFAULT_AUTH_POLICY_RULES, type AuthPolicyRules } from '../../domain/identity/identity-auth-policy.ts'
+import type { AuthPolicyRules } from '../../domain/identity/identity-auth-policy.ts'
+import type { IdentityReads } from '../../domain/identity/identity-reads.ts'
 import { hashToken, type ApiSession } from '../../domain/session/session-types.ts'
 import type { IdentityActor } from '../../actors/identity/identity-actor.ts'
 import type { SessionRegistryActor } from '../../actors/session-registry/session-registry-actor.ts'
@@ -55,10 +56,14 @@ export interface SessionFactors {
   readonly authQueries: readonly AuthQuery[]
 }
 
-/** The rules of the policy an identity names. @throws TypeError for an unknown id (identities only name known ones). */
-export function authPolicyOf(identity: Pick<Identity, 'authPolicyId'>): AuthPolicyRules {
-  if (identity.authPolicyId === DEFAULT_AUTH_POLICY_RULES.id) return DEFAULT_AUTH_POLICY_RULES
-  throw new TypeError(`identity names the unknown auth policy '${identity.authPolicyId}'`)
+/**
+ * The rules of the stored policy an identity names (`policies`: the identity actor's snapshot).
+ * @throws TypeError for an unknown id (identities only name existing policies, and a named one is never deleted).
+ */
+export function authPolicyOf(identity: Pick<Identity, 'authPolicyId'>, policies: Pick<IdentityReads, 'authPolicy'>): AuthPolicyRules {
+  const policy = policies.authPolicy(identity.authPolicyId)
+  if (!policy) throw new TypeError(`identity names the unknown auth policy '${identity.authPolicyId}'`)
+  return policy
 }
 
 export function enrolledFactorsOf(_identity: Identity): EnrolledFactors {
@@ -81,8 +86,8 @@ export function decideSessionFactors(policy: AuthPolicyRules, enrolled: Enrolled
 }
 
 /** The auth queries a session still owes (what `GET /current-api-session` shows). */
-export function pendingAuthQueries(session: Pick<ApiSession, 'isMfaComplete'>, identity: Identity): readonly AuthQuery[] {
-  return decideSessionFactors(authPolicyOf(identity), enrolledFactorsOf(identity), { totp: session.isMfaComplete }).authQueries
+export function pendingAuthQueries(session: Pick<ApiSession, 'isMfaComplete'>, identity: Identity, policies: Pick<IdentityReads, 'authPolicy'>): readonly AuthQuery[] {
+  return decideSessionFactors(authPolicyOf(identity, policies), enrolledFactorsOf(identity), { totp: session.isMfaComplete }).authQueries
 }
 
 export interface ApiSessionFlowDeps {
@@ -112,7 +117,7 @@ export async function openApiSession(
 ): Promise<OpenedApiSession> {
   const { identity } = primary
   if (isDisabled(identity, deps.clock.now())) throw ApiError.invalidAuth()
-  const policy = authPolicyOf(identity)
+  const policy = authPolicyOf(identity, deps.identities.snapshot())
   decidePrimaryAllowed(policy, method.kind)
   const factors = decideSessionFactors(policy, enrolledFactorsOf(identity), { totp: false })
 
