@@ -3,6 +3,7 @@
 // CRUD with every field, normalisation, references from identities and to external JWT signers.
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { expectError, expectStatus, startTestServer, type TestServer } from '../support/harness.ts'
+import { authPolicyBody, createPasswordUser, DEFAULT_POLICY_WIRE } from '../support/auth-policy.ts'
 
 let srv: TestServer
 beforeAll(async () => {
@@ -12,33 +13,8 @@ afterAll(async () => {
   await srv.stop()
 })
 
-/** The real controller's default policy values (migration_v25.go). */
-const DEFAULT_RULES = {
-  primary: {
-    cert: { allowed: true, allowExpiredCerts: true },
-    extJwt: { allowed: true, allowedSigners: [] },
-    updb: {
-      allowed: true,
-      minPasswordLength: 5,
-      requireSpecialChar: false,
-      requireNumberChar: false,
-      requireMixedCase: false,
-      maxAttempts: 0,
-      lockoutDurationMinutes: 0,
-    },
-  },
-  secondary: { requireTotp: false, requireExtJwtSigner: null },
-}
-
-/** A full create/put body with the given changes to the default rules. */
-function body(name: string, updb: Record<string, unknown> = {}, rest: Record<string, unknown> = {}) {
-  return {
-    name,
-    primary: { ...DEFAULT_RULES.primary, updb: { ...DEFAULT_RULES.primary.updb, ...updb } },
-    secondary: { requireTotp: false },
-    ...rest,
-  }
-}
+const DEFAULT_RULES = DEFAULT_POLICY_WIRE
+const body = authPolicyBody
 
 const get = async (id: string) => {
   const res = await srv.mgmt.get(`/auth-policies/${id}`)
@@ -134,8 +110,7 @@ describe('POST /auth-policies', () => {
 
   it('is for admins only: 401 UNAUTHORIZED without a session and for a non-admin', async () => {
     expectError(await srv.raw.post('/edge/management/v1/auth-policies', body('anonymous')), 401, 'UNAUTHORIZED')
-    const id = await srv.create('/identities', { name: 'not-an-admin', type: 'User', isAdmin: false })
-    await srv.create('/authenticators', { identityId: id, method: 'updb', username: 'not-an-admin', password: 'plain-pass' })
+    await createPasswordUser(srv, 'not-an-admin', 'plain-pass')
     const user = srv.as(await srv.login('not-an-admin', 'plain-pass'), 'management')
     expectError(await user.post('/auth-policies', body('by-a-user')), 401, 'UNAUTHORIZED')
     expectError(await user.get('/auth-policies'), 401, 'UNAUTHORIZED')
