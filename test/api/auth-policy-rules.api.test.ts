@@ -5,7 +5,7 @@
 // but ignores them).
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { expectError, expectStatus, startTestServer, type ApiResponse, type TestServer } from '../support/harness.ts'
-import { authPolicyBody, createPasswordUser, DEFAULT_POLICY_WIRE } from '../support/auth-policy.ts'
+import { authPolicyBody, createPasswordUser, DEFAULT_POLICY_WIRE, passwordLogin } from '../support/auth-policy.ts'
 import { enrollNewIdentity, type EnrolledIdentity } from '../support/enroll.ts'
 import { parseCertificatesPem } from '../../src/pki/pki-certs.ts'
 
@@ -17,8 +17,6 @@ afterAll(async () => {
   await srv.stop()
 })
 
-const passwordLogin = (username: string, password: string): Promise<ApiResponse> =>
-  srv.raw.post('/edge/client/v1/authenticate?method=password', { username, password })
 const certLogin = (me: EnrolledIdentity): Promise<ApiResponse> => srv.raw.post('/edge/client/v1/authenticate?method=cert', {}, { tls: me })
 
 /** A policy with the default rules and these changes: `primary` members replace the default ones by method. */
@@ -31,9 +29,9 @@ describe('primary rules', () => {
   it('updb.allowed false refuses a right password with 401 INVALID_AUTH; allowing it again lets it in', async () => {
     const policyId = await policy('no-passwords', { updb: { allowed: false } })
     await createPasswordUser(srv, 'pw-refused', 'right-pass-1', policyId)
-    expectError(await passwordLogin('pw-refused', 'right-pass-1'), 401, 'INVALID_AUTH')
+    expectError(await passwordLogin(srv, 'pw-refused', 'right-pass-1'), 401, 'INVALID_AUTH')
     expectStatus(await srv.mgmt.patch(`/auth-policies/${policyId}`, { primary: { updb: { allowed: true } } }), 200)
-    expectStatus(await passwordLogin('pw-refused', 'right-pass-1'), 200)
+    expectStatus(await passwordLogin(srv, 'pw-refused', 'right-pass-1'), 200)
   })
 
   it('cert.allowed false refuses a valid certificate with 401 INVALID_AUTH; under the default policy it logs in', async () => {
@@ -52,7 +50,7 @@ describe('secondary.requireTotp', () => {
   it('answers a partial session with the TOTP auth query and isMfaRequired false to an identity without MFA', async () => {
     const policyId = await policy('totp-required', { secondary: { requireTotp: true } })
     await createPasswordUser(srv, 'totp-owed', 'right-pass-1', policyId)
-    const login = await passwordLogin('totp-owed', 'right-pass-1')
+    const login = await passwordLogin(srv, 'totp-owed', 'right-pass-1')
     expectStatus(login, 200)
     expect(login.body.data).toMatchObject({ isMfaRequired: false, isMfaComplete: false })
     expect(login.body.data.authQueries).toEqual([
@@ -89,65 +87,65 @@ describe('lockout (maxAttempts, lockoutDurationMinutes)', () => {
   it('counts wrong passwords, starts again after a right one, and disables the identity at the limit for the lockout duration', async () => {
     const policyId = await policy('lockout-3', { updb: { maxAttempts: 3, lockoutDurationMinutes: 5 } })
     const { id } = await createPasswordUser(srv, 'lock-me', 'right-pass-1', policyId)
-    const live = await passwordLogin('lock-me', 'right-pass-1')
+    const live = await passwordLogin(srv, 'lock-me', 'right-pass-1')
     expectStatus(live, 200)
-    for (let i = 0; i < 2; i++) expectError(await passwordLogin('lock-me', 'wrong-pass-1'), 401, 'INVALID_AUTH')
+    for (let i = 0; i < 2; i++) expectError(await passwordLogin(srv, 'lock-me', 'wrong-pass-1'), 401, 'INVALID_AUTH')
     // a success starts the count again: two more failures do not lock
-    expectStatus(await passwordLogin('lock-me', 'right-pass-1'), 200)
-    for (let i = 0; i < 2; i++) expectError(await passwordLogin('lock-me', 'wrong-pass-1'), 401, 'INVALID_AUTH')
+    expectStatus(await passwordLogin(srv, 'lock-me', 'right-pass-1'), 200)
+    for (let i = 0; i < 2; i++) expectError(await passwordLogin(srv, 'lock-me', 'wrong-pass-1'), 401, 'INVALID_AUTH')
     expect((await srv.mgmt.get(`/identities/${id}`)).body.data.disabled).toBe(false)
 
     const lockedAt = srv.clock.now()
-    expectError(await passwordLogin('lock-me', 'wrong-pass-1'), 401, 'INVALID_AUTH')
+    expectError(await passwordLogin(srv, 'lock-me', 'wrong-pass-1'), 401, 'INVALID_AUTH')
     const identity = (await srv.mgmt.get(`/identities/${id}`)).body.data
     expect(identity).toMatchObject({ disabled: true, disabledAt: new Date(lockedAt).toISOString(), disabledUntil: new Date(lockedAt + 5 * 60_000).toISOString() })
     // locked out: the right password is refused too, and the session opened before is gone at once
-    expectError(await passwordLogin('lock-me', 'right-pass-1'), 401, 'INVALID_AUTH')
+    expectError(await passwordLogin(srv, 'lock-me', 'right-pass-1'), 401, 'INVALID_AUTH')
     expectError(await srv.as(live.body.data.token, 'client').get('/current-api-session'), 401, 'UNAUTHORIZED')
     const sessions = await srv.mgmt.get(`/api-sessions?filter=${encodeURIComponent(`identityId="${id}"`)}`)
     expect(sessions.body.data).toEqual([])
 
     srv.clock.advance(5 * 60_000 - 1_000)
-    expectError(await passwordLogin('lock-me', 'right-pass-1'), 401, 'INVALID_AUTH')
+    expectError(await passwordLogin(srv, 'lock-me', 'right-pass-1'), 401, 'INVALID_AUTH')
     srv.clock.advance(1_000)
-    expectStatus(await passwordLogin('lock-me', 'right-pass-1'), 200)
+    expectStatus(await passwordLogin(srv, 'lock-me', 'right-pass-1'), 200)
     expect((await srv.mgmt.get(`/identities/${id}`)).body.data.disabled).toBe(false)
   })
 
   it('with lockoutDurationMinutes 0 the lockout lasts until an admin enables the identity, which also starts the count again', async () => {
     const policyId = await policy('lockout-forever', { updb: { maxAttempts: 2, lockoutDurationMinutes: 0 } })
     const { id } = await createPasswordUser(srv, 'lock-forever', 'right-pass-1', policyId)
-    for (let i = 0; i < 2; i++) expectError(await passwordLogin('lock-forever', 'wrong-pass-1'), 401, 'INVALID_AUTH')
+    for (let i = 0; i < 2; i++) expectError(await passwordLogin(srv, 'lock-forever', 'wrong-pass-1'), 401, 'INVALID_AUTH')
     expect((await srv.mgmt.get(`/identities/${id}`)).body.data).toMatchObject({ disabled: true, disabledUntil: null })
     srv.clock.advance(24 * 60 * 60_000)
-    expectError(await passwordLogin('lock-forever', 'right-pass-1'), 401, 'INVALID_AUTH')
+    expectError(await passwordLogin(srv, 'lock-forever', 'right-pass-1'), 401, 'INVALID_AUTH')
     // a day later the admin's session has timed out: the restart logs the harness's admin in again
     await srv.restart()
-    expectError(await passwordLogin('lock-forever', 'right-pass-1'), 401, 'INVALID_AUTH')
+    expectError(await passwordLogin(srv, 'lock-forever', 'right-pass-1'), 401, 'INVALID_AUTH')
     expectStatus(await srv.mgmt.post(`/identities/${id}/enable`), 200)
     expect((await srv.mgmt.get(`/identities/${id}`)).body.data).toMatchObject({ disabled: false, disabledAt: null, disabledUntil: null })
     // one wrong password after enabling does not lock again (the count started again)
-    expectError(await passwordLogin('lock-forever', 'wrong-pass-1'), 401, 'INVALID_AUTH')
-    expectStatus(await passwordLogin('lock-forever', 'right-pass-1'), 200)
+    expectError(await passwordLogin(srv, 'lock-forever', 'wrong-pass-1'), 401, 'INVALID_AUTH')
+    expectStatus(await passwordLogin(srv, 'lock-forever', 'right-pass-1'), 200)
   })
 
   it('the failed-attempt count survives a restart, and so does the lockout', async () => {
     const policyId = await policy('lockout-restart', { updb: { maxAttempts: 3, lockoutDurationMinutes: 10 } })
     const { id } = await createPasswordUser(srv, 'lock-restart', 'right-pass-1', policyId)
-    for (let i = 0; i < 2; i++) expectError(await passwordLogin('lock-restart', 'wrong-pass-1'), 401, 'INVALID_AUTH')
+    for (let i = 0; i < 2; i++) expectError(await passwordLogin(srv, 'lock-restart', 'wrong-pass-1'), 401, 'INVALID_AUTH')
     await srv.restart()
-    expectError(await passwordLogin('lock-restart', 'wrong-pass-1'), 401, 'INVALID_AUTH')
-    expectError(await passwordLogin('lock-restart', 'right-pass-1'), 401, 'INVALID_AUTH')
+    expectError(await passwordLogin(srv, 'lock-restart', 'wrong-pass-1'), 401, 'INVALID_AUTH')
+    expectError(await passwordLogin(srv, 'lock-restart', 'right-pass-1'), 401, 'INVALID_AUTH')
     await srv.restart()
     expect((await srv.mgmt.get(`/identities/${id}`)).body.data.disabled).toBe(true)
-    expectError(await passwordLogin('lock-restart', 'right-pass-1'), 401, 'INVALID_AUTH')
+    expectError(await passwordLogin(srv, 'lock-restart', 'right-pass-1'), 401, 'INVALID_AUTH')
   })
 
   it('counts nothing under a policy without maxAttempts (the default)', async () => {
     const { id } = await createPasswordUser(srv, 'never-locked', 'right-pass-1')
-    for (let i = 0; i < 6; i++) expectError(await passwordLogin('never-locked', 'wrong-pass-1'), 401, 'INVALID_AUTH')
+    for (let i = 0; i < 6; i++) expectError(await passwordLogin(srv, 'never-locked', 'wrong-pass-1'), 401, 'INVALID_AUTH')
     expect((await srv.mgmt.get(`/identities/${id}`)).body.data.disabled).toBe(false)
-    expectStatus(await passwordLogin('never-locked', 'right-pass-1'), 200)
+    expectStatus(await passwordLogin(srv, 'never-locked', 'right-pass-1'), 200)
   })
 })
 
@@ -187,20 +185,20 @@ describe('password rules on every password set', () => {
       expectRule(await srv.mgmt.put(`/authenticators/${authenticatorId}`, { username: 'rules-admin', password }), rule)
       expectRule(await srv.mgmt.patch(`/authenticators/${authenticatorId}`, { password }), rule)
     }
-    expectStatus(await passwordLogin('rules-admin', GOOD), 200)
+    expectStatus(await passwordLogin(srv, 'rules-admin', GOOD), 200)
     expectStatus(await srv.mgmt.patch(`/authenticators/${authenticatorId}`, { password: 'Other-Pass-456' }), 200)
-    expectStatus(await passwordLogin('rules-admin', 'Other-Pass-456'), 200)
+    expectStatus(await passwordLogin(srv, 'rules-admin', 'Other-Pass-456'), 200)
   })
 
   it('self-service change (/current-identity/authenticators/{id}), after the current password', async () => {
     const { authenticatorId } = await createPasswordUser(srv, 'rules-self', GOOD, policyId)
-    const me = srv.as((await passwordLogin('rules-self', GOOD)).body.data.token, 'client')
+    const me = srv.as((await passwordLogin(srv, 'rules-self', GOOD)).body.data.token, 'client')
     for (const [rule, password] of BAD) {
       expectRule(await me.patch(`/current-identity/authenticators/${authenticatorId}`, { password, currentPassword: GOOD }), rule)
       expectRule(await me.put(`/current-identity/authenticators/${authenticatorId}`, { username: 'rules-self', password, currentPassword: GOOD }), rule)
     }
     expectStatus(await me.patch(`/current-identity/authenticators/${authenticatorId}`, { password: 'Changed-Pass-789', currentPassword: GOOD }), 200)
-    expectStatus(await passwordLogin('rules-self', 'Changed-Pass-789'), 200)
+    expectStatus(await passwordLogin(srv, 'rules-self', 'Changed-Pass-789'), 200)
   })
 
   it('updb enrollment (POST /enroll/updb): a refused password leaves the token redeemable', async () => {
@@ -208,12 +206,12 @@ describe('password rules on every password set', () => {
     const token = (await srv.mgmt.get(`/identities/${id}`)).body.data.enrollment.updb.token
     for (const [rule, password] of BAD) expectRule(await srv.client.post(`/enroll/updb?token=${token}`, { password }), rule)
     expectStatus(await srv.client.post(`/enroll/updb?token=${token}`, { password: GOOD }), 200)
-    expectStatus(await passwordLogin('rules-enroll', GOOD), 200)
+    expectStatus(await passwordLogin(srv, 'rules-enroll', GOOD), 200)
   })
 
   it('under the default policy only the length bounds apply', async () => {
     await createPasswordUser(srv, 'rules-default', 'plain')
-    expectStatus(await passwordLogin('rules-default', 'plain'), 200)
+    expectStatus(await passwordLogin(srv, 'rules-default', 'plain'), 200)
   })
 })
 

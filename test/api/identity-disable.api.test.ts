@@ -2,8 +2,8 @@
 // clear-disabled operation"; controller-behaviour.md §4 "Lockout"): a disabled identity's API sessions end at once
 // and it can not log in by any method until the window ends or an admin enables it.
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { expectError, expectStatus, startTestServer, type ApiResponse, type TestServer } from '../support/harness.ts'
-import { createPasswordUser } from '../support/auth-policy.ts'
+import { expectError, expectStatus, startTestServer, type TestServer } from '../support/harness.ts'
+import { createPasswordUser, passwordLogin } from '../support/auth-policy.ts'
 import { enrollNewIdentity } from '../support/enroll.ts'
 
 let srv: TestServer
@@ -14,15 +14,13 @@ afterAll(async () => {
   await srv.stop()
 })
 
-const passwordLogin = (username: string, password: string): Promise<ApiResponse> =>
-  srv.raw.post('/edge/client/v1/authenticate?method=password', { username, password })
 
 const view = async (id: string) => (await srv.mgmt.get(`/identities/${id}`)).body.data
 
 describe('POST /identities/:id/disable', () => {
   it('disables for durationMinutes: sessions end at once, no login by password or certificate until the window ends', async () => {
     const { id } = await createPasswordUser(srv, 'disable-me', 'right-pass-1')
-    const session = (await passwordLogin('disable-me', 'right-pass-1')).body.data.token
+    const session = (await passwordLogin(srv, 'disable-me', 'right-pass-1')).body.data.token
     const me = srv.as(session, 'client')
     expectStatus(await me.get('/current-identity'), 200)
 
@@ -34,11 +32,11 @@ describe('POST /identities/:id/disable', () => {
     expectError(await me.get('/current-identity'), 401, 'UNAUTHORIZED')
     const listed = await srv.mgmt.get(`/api-sessions?filter=${encodeURIComponent(`identityId="${id}"`)}`)
     expect(listed.body.data).toEqual([])
-    expectError(await passwordLogin('disable-me', 'right-pass-1'), 401, 'INVALID_AUTH')
+    expectError(await passwordLogin(srv, 'disable-me', 'right-pass-1'), 401, 'INVALID_AUTH')
 
     srv.clock.advance(10 * 60_000)
     expect((await view(id)).disabled).toBe(false)
-    expectStatus(await passwordLogin('disable-me', 'right-pass-1'), 200)
+    expectStatus(await passwordLogin(srv, 'disable-me', 'right-pass-1'), 200)
   })
 
   it('refuses certificate login while disabled; 0 minutes lasts until enabled, and enable clears every disabled state', async () => {
@@ -62,7 +60,7 @@ describe('POST /identities/:id/disable', () => {
     expectStatus(await srv.mgmt.post(`/identities/${id}/disable`, { durationMinutes: 0 }), 200)
     expectStatus(await srv.mgmt.post(`/identities/${id}/disable`, { durationMinutes: 1 }), 200)
     srv.clock.advance(60_000)
-    expectStatus(await passwordLogin('disable-twice', 'right-pass-1'), 200)
+    expectStatus(await passwordLogin(srv, 'disable-twice', 'right-pass-1'), 200)
   })
 
   it('survives a restart', async () => {
@@ -70,7 +68,7 @@ describe('POST /identities/:id/disable', () => {
     expectStatus(await srv.mgmt.post(`/identities/${id}/disable`, { durationMinutes: 0 }), 200)
     await srv.restart()
     expect((await view(id)).disabled).toBe(true)
-    expectError(await passwordLogin('disable-durable', 'right-pass-1'), 401, 'INVALID_AUTH')
+    expectError(await passwordLogin(srv, 'disable-durable', 'right-pass-1'), 401, 'INVALID_AUTH')
   })
 
   const badBodies: [string, unknown][] = [
@@ -95,7 +93,7 @@ describe('POST /identities/:id/disable', () => {
 
   it('is for admins only', async () => {
     const { id } = await createPasswordUser(srv, 'disable-non-admin', 'right-pass-1')
-    const user = srv.as((await passwordLogin('disable-non-admin', 'right-pass-1')).body.data.token, 'management')
+    const user = srv.as((await passwordLogin(srv, 'disable-non-admin', 'right-pass-1')).body.data.token, 'management')
     expectError(await user.post(`/identities/${id}/disable`, { durationMinutes: 5 }), 401, 'UNAUTHORIZED')
     expectError(await user.post(`/identities/${id}/enable`), 401, 'UNAUTHORIZED')
   })

@@ -1,6 +1,11 @@
-// Auth policies and password users for API tests: a full policy body built from the default rules, and an identity
-// with a updb authenticator under a chosen policy.
-import type { TestServer } from './harness.ts'
+// Auth policies and password users for API tests: a full policy body built from the default rules, an identity with
+// a updb authenticator under a chosen policy, and its password login.
+import type { ApiResponse, TestServer } from './harness.ts'
+
+/** `POST /authenticate?method=password` on the Client API, without a session. */
+export function passwordLogin(srv: TestServer, username: string, password: string): Promise<ApiResponse> {
+  return srv.raw.post('/edge/client/v1/authenticate?method=password', { username, password })
+}
 
 /** The real controller's default policy values as the wire shows them (migration_v25.go). */
 export const DEFAULT_POLICY_WIRE = {

@@ -1,8 +1,7 @@
 /** Authentication policy records → wire details and filter rows. The only place that renames auth policy fields. */
 import type { AuthPolicy } from '../../domain/identity/identity-auth-policy.ts'
 import { DEFAULT_AUTH_POLICY } from '../../domain/identity/identity-types.ts'
-import { selfLink } from '../http-envelope.ts'
-import { BASE_SYMBOLS, iso } from './common-mapper.ts'
+import { BASE_SYMBOLS, toBaseEntity } from './common-mapper.ts'
 
 /** The fields the filter language knows on auth policies (the real controller's store declares only its name). */
 export const AUTH_POLICY_SYMBOLS = { ...BASE_SYMBOLS, name: 'string' } as const
@@ -10,11 +9,7 @@ export const AUTH_POLICY_SYMBOLS = { ...BASE_SYMBOLS, name: 'string' } as const
 /** The detail view; a policy that allows every signer (null) shows an empty `allowedSigners`, as the spec requires an array. */
 export function toAuthPolicyDetail(p: AuthPolicy) {
   return {
-    id: p.id,
-    createdAt: iso(p.createdAt),
-    updatedAt: iso(p.updatedAt),
-    _links: selfLink('auth-policies', p.id),
-    tags: p.tags ?? {},
+    ...toBaseEntity('auth-policies', p),
     name: p.name,
     primary: {
       cert: { allowed: p.primary.cert.allowed, allowExpiredCerts: p.primary.cert.allowExpiredCerts },
