@@ -23,7 +23,7 @@ import { createExtJwtAuthMethod, createExtJwtSecondary } from './flows/authentic
 import { createSignerKeys } from './flows/authenticate/auth-ext-jwt-keys.ts'
 import { authPolicyOf } from './flows/authenticate/auth-api-session.ts'
 import type { Identity } from './domain/identity/identity-types.ts'
-import type { AuthPolicyRules } from './domain/identity/identity-auth-policy.ts'
+import { policiesNamingSigner } from './domain/identity/identity-auth-policy.ts'
 import { createCertExtension } from './flows/authenticate/auth-cert-extend.ts'
 import { createSessionCertificates, sessionCertificateHolder } from './flows/sessions/session-certificate.ts'
 import { apiSessionCertificateRoutes } from './http/routes/client/api-session-certificate-routes.ts'
@@ -52,6 +52,9 @@ import { servicePolicyRoutes } from './http/routes/management/service-policy-rou
 import { edgeRouterPolicyRoutes } from './http/routes/management/edge-router-policy-routes.ts'
 import { serviceEdgeRouterPolicyRoutes } from './http/routes/management/service-edge-router-policy-routes.ts'
 import { caRoutes } from './http/routes/management/ca-routes.ts'
+import { authPolicyRoutes } from './http/routes/management/auth-policy-routes.ts'
+import { identityDisableRoutes } from './http/routes/management/identity-disable-routes.ts'
+import { endSessionsOfDisabledIdentities } from './flows/identity/identity-disable.ts'
 import type { IdentityEvent } from './actors/identity/identity-messages.ts'
 import { hashPassword, prepareDummyHash } from './auth/auth-password.ts'
 import { startCaActor } from './actors/ca/ca-actor.ts'
@@ -99,11 +102,6 @@ export interface ServerOptions {
   enforceEveryMs?: number
   /** The least time between two fetches of a signer's JWKS endpoint for an unknown kid (default 5 s; tests: 0). */
   jwksCooldownMs?: number
-  /**
-   * The rules of an identity's authentication policy as ext-jwt login and the ext-jwt second factor read them
-   * (default: the stored policy, `authPolicyOf`). A seam for tests until policies can be written through the API.
-   */
-  authPolicyOf?: (identity: Identity) => AuthPolicyRules
 }
 
 export interface RunningServer {
@@ -133,7 +131,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const timeoutMs = opts.sessionTimeoutMs ?? 30 * 60_000
   const startedAt = clock.now()
 
-  const store = await openStore(opts.dataDir, { warn: log })
+  const store = await openStore(opts.dataDir, { warn: log, now: startedAt })
   const bus = new EventBus()
   const deps: ActorSystemDeps = {
     store,
@@ -158,7 +156,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     const r = graph.snapshot().routers.byName(name)
     return r?.isEdge && r.isTunnelerEnabled ? r.id : undefined
   }
-  const identities = startIdentityActor(store, deps, routerNamed)
+  // auth policies may name only signers that exist (the CA actor owns them; a signer deleted after the check leaves a
+  // dangling name that logins treat as no signer, and the integrity check reports)
+  const knownSigner = (id: string): boolean => ca.snapshot().jwtSigners.has(id)
+  const identities = startIdentityActor(store, deps, routerNamed, knownSigner)
   const sessionRegistry = startSessionRegistryActor(store, deps, {
     timeoutMs,
     sweepEveryMs: opts.sessionSweepEveryMs ?? 5_000,
@@ -182,6 +183,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   cascadeCaDeletes(bus, { identities })
   const forgotten = await forgetDeletedCas({ identities, caExists: (id) => ca.snapshot().cas.has(id) })
   if (forgotten.length > 0) log(`note: ${forgotten.length} deleted CAs still had authenticators or enrollments (an interrupted delete); removed`)
+  const cutOff = await endSessionsOfDisabledIdentities({ identities, sessions }, clock.now())
+  if (cutOff > 0) log(`note: ${cutOff} disabled identities still had API sessions (an interrupted disable); ended`)
   const reconciled = await reconcileRouterIdentities({ graph, identities }, { author: 'system', source: 'system' })
   if (reconciled.length > 0) log(`note: ${reconciled.length} router identities did not follow their routers (an interrupted write); repaired`)
   const g0 = graph.snapshot()
@@ -223,12 +226,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     signers: () => ca.snapshot(),
     keys: createSignerKeys({ jwksCooldownMs: opts.jwksCooldownMs }),
     clock,
-    policyOf: opts.authPolicyOf ?? authPolicyOf,
+    policyOf: (identity: Identity) => authPolicyOf(identity, identities.snapshot()),
     log,
   }
   const extJwtSecondary = createExtJwtSecondary(extJwt)
   const authMethods = createAuthMethodRegistry([
-    createUpdbAuthMethod({ identities }),
+    createUpdbAuthMethod({ identities, sessions }),
     createCertAuthMethod({
       identities,
       clock,
@@ -263,11 +266,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...authenticateRoutes({ identities, sessions, clock, timeoutMs, authMethods, extJwtSecondary }),
     ...currentIdentityRoutes({ identities, sessions, clock, certExtension }),
     ...identityRoutes({ identities, sessions, clock, startedAt, enrollments, caName: (id) => ca.snapshot().cas.get(id)?.name }),
+    ...identityDisableRoutes({ identities, sessions }),
+    ...authPolicyRoutes({ identities }),
     ...authenticatorRoutes({ identities, clock, enrollments, ownCas, cas: () => ca.snapshot() }),
     ...apiSessionRoutes({ identities, sessions }),
     ...summaryRoutes({ identities, sessions, graph, ca }),
     // no authentication policy can name a signer until the auth-policy resource lands (issue 11 part B)
-    ...externalJwtSignerRoutes({ ca, policiesNaming: () => [] }),
+    ...externalJwtSignerRoutes({ ca, policiesNaming: (signerId) => policiesNamingSigner(identities.snapshot().authPolicies.values(), signerId) }),
     ...enrollRoutes({ enrollments, routerEnrollments }),
     ...enrollmentRoutes({ identities, enrollments, clock }),
     ...clientServiceRoutes({ graph, reads, tokens, clock, startedAt }),

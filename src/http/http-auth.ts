@@ -11,7 +11,7 @@ import { isAdminIdentity, isDisabled, type Identity } from '../domain/identity/i
 import type { IdentityActor } from '../actors/identity/identity-actor.ts'
 import type { SessionRegistryActor } from '../actors/session-registry/session-registry-actor.ts'
 import type { ApiName } from './http-route.ts'
-import type { AuthQuery } from '../flows/authenticate/auth-api-session.ts'
+import { pendingAuthQueries, type AuthQuery } from '../flows/authenticate/auth-api-session.ts'
 import type { ExtJwtSecondary } from '../flows/authenticate/auth-ext-jwt.ts'
 
 /** Who may call a route: anyone, a partially authenticated session, a full session, or an admin's full session. */
@@ -83,12 +83,15 @@ export function createSessionResolver(deps: {
     const tokenHash = hashToken(token)
     const session = deps.sessions.snapshot().byTokenHash.get(tokenHash)
     if (!session || isExpired(session, now, deps.timeoutMs)) return undefined
-    const identity = deps.identities.snapshot().identity(session.identityId)
+    const identities = deps.identities.snapshot()
+    const identity = identities.identity(session.identityId)
     if (!identity || isDisabled(identity, now)) return undefined
     deps.sessions.tell({ type: 'apiSession.touch', tokenHash, at: now })
     // the touch replaces the record (at once when the mailbox is idle): hand out the marked one
     const current = deps.sessions.snapshot().byTokenHash.get(tokenHash) ?? session
-    return { session: current, identity, isPartial: current.isMfaRequired && !current.isMfaComplete, isAdmin: isAdminIdentity(identity) }
+    // partial while a second factor is owed: an enrolled TOTP not yet answered, or one the policy requires
+    const isPartial = pendingAuthQueries(current, identity, identities).length > 0
+    return { session: current, identity, isPartial, isAdmin: isAdminIdentity(identity) }
   }
   const enforce = (ctx: AuthContext, level: Exclude<AccessLevel, 'public'>, challenge?: string): AuthContext => {
     if (level !== 'partial' && ctx.isPartial) throw challenge ? new ApiError('UNAUTHORIZED', { headers: { 'www-authenticate': challenge } }) : ApiError.unauthorized()

@@ -7,6 +7,8 @@ export const SUB_DBS = {
   identities: 'identity',
   authenticators: 'identity',
   enrollments: 'identity',
+  'auth-policies': 'identity',
+  'auth-failures': 'identity',
   'api-sessions': 'session-registry',
   sessions: 'session-registry',
   'api-session-certs': 'session-registry',

@@ -9,6 +9,7 @@ import { chmodSync, closeSync, lstatSync, mkdirSync, openSync, readdirSync } fro
 import { join } from 'node:path'
 import { SUB_DBS, type SubDbName } from './store-catalogue.ts'
 import { migrate } from './store-migrations.ts'
+import { systemClock } from '../lib/clock.ts'
 
 /** One staged write: a put when `value` is present, else a remove. */
 export interface WriteOp {
@@ -57,6 +58,8 @@ export function makePrivate(dir: string): string[] {
 export interface OpenStoreOptions {
   /** Where the notes about modes fixed at start go. */
   warn?: (line: string) => void
+  /** Epoch ms that migrations stamp on the records they create (the controller's clock; default the system's). */
+  now?: number
 }
 
 export async function openStore(dataDir: string, opts: OpenStoreOptions = {}): Promise<Store> {
@@ -85,7 +88,7 @@ export async function openStore(dataDir: string, opts: OpenStoreOptions = {}): P
     if (!h) throw new TypeError(`unknown sub-db ${name}`)
     return h
   }
-  await migrate(db, env)
+  await migrate(db, env, opts.now ?? systemClock.now())
   return {
     path,
     db,

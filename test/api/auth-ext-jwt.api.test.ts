@@ -2,23 +2,23 @@
 // controller-behaviour.md §4 "ext-jwt", "authQueries" and the WWW-Authenticate realms openziti-primary-ext-jwt and
 // openziti-secondary-ext-jwt). Tokens are signed here with jose at the server's fake clock; JWKS signers fetch their
 // keys from a local plain-http server on 127.0.0.1 (loopback is the one place plain http is accepted).
-// Authentication policies cannot be written through the API on this branch (issue 11 part B): the rules of a test
-// identity's policy come through the server's `authPolicyOf` seam, keyed by identity name.
+// The policy rules of a test identity are written through the API: a new auth policy, named by the identity.
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { exportJWK, generateKeyPair, SignJWT, type JWK, type JWTPayload } from 'jose'
-import { DEFAULT_AUTH_POLICY_RULES, type AuthPolicyRules } from '../../src/domain/identity/identity-auth-policy.ts'
+import type { AuthPolicyRules } from '../../src/domain/identity/identity-auth-policy.ts'
 import { expectError, expectStatus, startTestServer, type ApiResponse, type TestServer } from '../support/harness.ts'
+import { authPolicyBody } from '../support/auth-policy.ts'
 import { makeTestCa } from '../support/pki.ts'
 
-const policies = new Map<string, AuthPolicyRules>()
-function policy(over: { primary?: Partial<AuthPolicyRules['primary']['extJwt']>; secondary?: Partial<AuthPolicyRules['secondary']> }): AuthPolicyRules {
-  const d = DEFAULT_AUTH_POLICY_RULES
-  return {
-    ...d,
-    id: 'test-policy',
-    primary: { ...d.primary, extJwt: { ...d.primary.extJwt, ...over.primary } },
-    secondary: { ...d.secondary, ...over.secondary },
-  }
+/** Puts the identity under a new policy: the default rules with `over` applied to primary.extJwt and secondary. */
+async function usePolicy(identityId: string, over: { primary?: Partial<AuthPolicyRules['primary']['extJwt']>; secondary?: Partial<AuthPolicyRules['secondary']> }): Promise<void> {
+  const base = authPolicyBody(`ext-jwt policy ${++seq}`)
+  const policyId = await srv.create('/auth-policies', {
+    ...base,
+    primary: { ...base.primary, extJwt: { ...base.primary.extJwt, ...over.primary } },
+    secondary: { ...base.secondary, ...over.secondary },
+  })
+  expectStatus(await srv.mgmt.patch(`/identities/${identityId}`, { authPolicyId: policyId }), 200)
 }
 
 let jwks: { keys: JWK[] } = { keys: [] }
@@ -34,7 +34,7 @@ const jwksServer = Bun.serve({
 
 let srv: TestServer
 beforeAll(async () => {
-  srv = await startTestServer({ jwksCooldownMs: 0, authPolicyOf: (identity) => policies.get(identity.name) ?? DEFAULT_AUTH_POLICY_RULES })
+  srv = await startTestServer({ jwksCooldownMs: 0 })
 })
 afterAll(async () => {
   await srv.stop()
@@ -203,8 +203,8 @@ describe('POST /authenticate?method=ext-jwt', () => {
       await identity('jwt-other-signer-only')
       const noExtJwt = (await srv.mgmt.get('/identities?filter=' + encodeURIComponent('name = "jwt-no-extjwt"'))).body.data[0].id
       const otherOnly = (await srv.mgmt.get('/identities?filter=' + encodeURIComponent('name = "jwt-other-signer-only"'))).body.data[0].id
-      policies.set('jwt-no-extjwt', policy({ primary: { allowed: false } }))
-      policies.set('jwt-other-signer-only', policy({ primary: { allowedSigners: [other.id] } }))
+      await usePolicy(noExtJwt, { primary: { allowed: false } })
+      await usePolicy(otherOnly, { primary: { allowedSigners: [other.id] } })
       expectPrimaryRefusal(await extJwtLogin(`Bearer ${await tokenOf(signer, { sub: noExtJwt })}`))
       expectPrimaryRefusal(await extJwtLogin(`Bearer ${await tokenOf(signer, { sub: otherOnly })}`))
       expectStatus(await extJwtLogin(`Bearer ${await tokenOf(other, { sub: otherOnly })}`), 200)
@@ -258,7 +258,7 @@ describe('the ext-jwt second factor (secondary.requireExtJwtSigner)', () => {
     primary = await certSigner()
     second = await certSigner({ externalAuthUrl: 'https://second.test/authorize', clientId: 'edge-client', scopes: ['openid', 'profile'] })
     id = await identity('jwt-second-factor')
-    policies.set('jwt-second-factor', policy({ secondary: { requireExtJwtSigner: second.id } }))
+    await usePolicy(id, { secondary: { requireExtJwtSigner: second.id } })
     const res = await extJwtLogin(`Bearer ${await tokenOf(primary, { sub: id })}`)
     expectStatus(res, 200)
     token = res.body.data.token

@@ -3,6 +3,7 @@
 // Client API list of enabled signers an SDK reads before it logs in.
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { expectError, expectStatus, startTestServer, type TestServer } from '../support/harness.ts'
+import { authPolicyBody } from '../support/auth-policy.ts'
 import { makeTestCa } from '../support/pki.ts'
 
 let srv: TestServer
@@ -164,6 +165,28 @@ describe('GET and DELETE /external-jwt-signers', () => {
     expectStatus(await srv.mgmt.del(`/external-jwt-signers/${id}`), 200)
     expectError(await srv.mgmt.get(`/external-jwt-signers/${id}`), 404, 'NOT_FOUND')
     expectError(await srv.mgmt.del(`/external-jwt-signers/${id}`), 404, 'NOT_FOUND')
+  })
+
+  it('refuses to delete a signer an auth policy names (allowed signer or second factor) until the policy lets go', async () => {
+    const allowed = await srv.create('/external-jwt-signers', await certSignerBody())
+    const second = await srv.create('/external-jwt-signers', await certSignerBody())
+    const base = authPolicyBody(`names signers ${++seq}`)
+    const policyId = await srv.create('/auth-policies', {
+      ...base,
+      primary: { ...base.primary, extJwt: { allowed: true, allowedSigners: [allowed] } },
+      secondary: { requireTotp: false, requireExtJwtSigner: second },
+    })
+    for (const id of [allowed, second]) {
+      const refused = await srv.mgmt.del(`/external-jwt-signers/${id}`)
+      expectError(refused, 409, 'CAN_NOT_DELETE_REFERENCED_ENTITY')
+      expect(JSON.stringify(refused.body.error.cause)).toContain(policyId)
+    }
+    expectStatus(await srv.mgmt.del(`/auth-policies/${policyId}`), 200)
+    expectStatus(await srv.mgmt.del(`/external-jwt-signers/${allowed}`), 200)
+    expectStatus(await srv.mgmt.del(`/external-jwt-signers/${second}`), 200)
+    // a policy may name only signers that exist
+    const unknown = await srv.mgmt.post('/auth-policies', { ...base, name: `names a gone signer ${seq}`, secondary: { requireTotp: false, requireExtJwtSigner: second } })
+    expectError(unknown, 400, 'COULD_NOT_VALIDATE')
   })
 
   it('keeps signers across a restart', async () => {

@@ -1,7 +1,8 @@
 /**
- * The identity actor: sole writer of the `identities`, `authenticators` and `enrollments` sub-dbs. An identity's
- * enrollments are part of its aggregate: made in its create transaction, redeemed (enrollment removed, authenticator
- * created) in one transaction, removed with it.
+ * The identity actor: sole writer of the `identities`, `authenticators`, `enrollments`, `auth-policies` and
+ * `auth-failures` sub-dbs. An identity's enrollments are part of its aggregate: made in its create transaction,
+ * redeemed (enrollment removed, authenticator created) in one transaction, removed with it. Authentication policies
+ * are here because identities name them (an identity's policy is checked in the same mailbox as the identity).
  * Handlers decide with domain/identity and domain/enrollment checks, then apply synchronously.
  */
 import { ApiError } from '../../errors/api-error.ts'
@@ -25,6 +26,13 @@ import { decideNewEnrollment, decideRedeemable } from '../../domain/enrollment/e
 import { uniqueIdentityName } from '../../domain/ca/ca-claims.ts'
 import type { Enrollment } from '../../domain/enrollment/enrollment-types.ts'
 import type { Authenticator, Identity } from '../../domain/identity/identity-types.ts'
+import {
+  decideAuthPolicy,
+  decideDeleteAuthPolicy,
+  decideFailedAttempt,
+  disabledFor,
+  type AuthPolicy,
+} from '../../domain/identity/identity-auth-policy.ts'
 import type { Store } from '../../store/store-env.ts'
 import { Actor, type ActorBehavior, type ActorSystemDeps, type Tx } from '../runtime/actor-runtime.ts'
 import type { IdentityEvent, IdentityFields, IdentityMsg, IdentityReplies } from './identity-messages.ts'
@@ -139,6 +147,52 @@ const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, Ident
         return enrollByCa(state, msg, tx)
       case 'identity.forgetCa':
         return forgetCa(state, msg.caId, tx)
+      case 'authPolicy.create': {
+        const policy = decideAuthPolicy(state, newShortId(), undefined, msg.input, true, tx.now)
+        saveAuthPolicy(state, tx, policy)
+        return { id: policy.id }
+      }
+      case 'authPolicy.update': {
+        const prev = state.authPolicy(msg.id)
+        if (!prev) throw ApiError.notFound()
+        saveAuthPolicy(state, tx, decideAuthPolicy(state, prev.id, prev, msg.input, msg.replace, tx.now))
+        return
+      }
+      case 'authPolicy.delete': {
+        const policy = decideDeleteAuthPolicy(state.authPolicy(msg.id), state.identityIdsWithAuthPolicy(msg.id))
+        state.authPolicies.remove(policy.id)
+        tx.remove('auth-policies', policy.id)
+        return
+      }
+      case 'identity.disable': {
+        const prev = state.identity(msg.id)
+        if (!prev) throw ApiError.notFound()
+        putIdentity(state, tx, disabledFor(prev, msg.durationMinutes, tx.now), prev)
+        return
+      }
+      case 'identity.enable': {
+        const prev = state.identity(msg.id)
+        if (!prev) throw ApiError.notFound()
+        setAuthFailures(state, tx, prev.id, 0)
+        if (prev.disabledAt !== null || prev.disabledUntil !== null) {
+          putIdentity(state, tx, { ...prev, disabledAt: null, disabledUntil: null, updatedAt: tx.now }, prev)
+        }
+        return
+      }
+      case 'identity.recordAuthFailure': {
+        const prev = state.identity(msg.id)
+        if (!prev) return { disabled: false }
+        const policy = state.authPolicy(prev.authPolicyId)
+        if (!policy) throw new TypeError(`identity ${prev.id} names the unknown auth policy '${prev.authPolicyId}'`)
+        const outcome = decideFailedAttempt(policy.primary.updb, state.authFailuresOf(prev.id), tx.now)
+        setAuthFailures(state, tx, prev.id, outcome.failures)
+        if (!outcome.disable) return { disabled: false }
+        putIdentity(state, tx, { ...prev, ...outcome.disable, updatedAt: tx.now }, prev)
+        return { disabled: true }
+      }
+      case 'identity.recordAuthSuccess':
+        setAuthFailures(state, tx, msg.id, 0)
+        return
       default:
         return assertNever(msg, 'identity message')
     }
@@ -156,7 +210,7 @@ function createIdentity(
   const input = msg.input
   const name = decideName(state, input.name, id)
   const roleAttributes = decideRoleAttributes(input.roleAttributes)
-  const authPolicyId = decideAuthPolicyId(input.authPolicyId)
+  const authPolicyId = decideAuthPolicyId(state, input.authPolicyId)
   decideExternalId(state, input.externalId)
   if (msg.updb) decideUpdbUsername(state, msg.updb.username)
   const enrollments: Enrollment[] = []
@@ -211,7 +265,7 @@ function updateIdentity(state: IdentityState, id: string, input: IdentityFields,
   const roleAttributes =
     input.roleAttributes !== undefined ? decideRoleAttributes(input.roleAttributes) : replace ? null : prev.roleAttributes
   const authPolicyId =
-    input.authPolicyId !== undefined ? decideAuthPolicyId(input.authPolicyId) : replace ? decideAuthPolicyId(null) : prev.authPolicyId
+    input.authPolicyId !== undefined ? decideAuthPolicyId(state, input.authPolicyId) : replace ? decideAuthPolicyId(state, null) : prev.authPolicyId
   const next: Identity = {
     ...prev,
     name,
@@ -248,9 +302,35 @@ function removeIdentity(state: IdentityState, identity: Identity, tx: Tx<Identit
     state.removeEnrollment(e.id)
     tx.remove('enrollments', e.id)
   }
+  setAuthFailures(state, tx, id, 0)
   state.removeIdentity(id)
   tx.remove('identities', id)
   tx.emit({ type: 'identity.deleted', identity })
+}
+
+/** Stores a changed identity in the state, stages its write and tells subscribers. */
+function putIdentity(state: IdentityState, tx: Tx<IdentityEvent>, next: Identity, previous: Identity): void {
+  state.putIdentity(next)
+  tx.put('identities', next.id, next)
+  tx.emit({ type: 'identity.updated', identity: next, previous })
+}
+
+/** Stores an auth policy in the state and stages its write. */
+function saveAuthPolicy(state: IdentityState, tx: Tx<IdentityEvent>, p: AuthPolicy): void {
+  state.authPolicies.put(p)
+  tx.put('auth-policies', p.id, p)
+}
+
+/** Sets an identity's failed-attempt count, persisted; 0 removes it (nothing is written when nothing changes). */
+function setAuthFailures(state: IdentityState, tx: Tx<IdentityEvent>, identityId: string, failures: number): void {
+  if (state.authFailuresOf(identityId) === failures) return
+  if (failures === 0) {
+    state.authFailures.delete(identityId)
+    tx.remove('auth-failures', identityId)
+  } else {
+    state.authFailures.set(identityId, failures)
+    tx.put('auth-failures', identityId, failures)
+  }
 }
 
 /** Consumes an enrollment and creates the cert authenticator it was redeemed for, in one transaction. */
@@ -396,10 +476,17 @@ function syncRouterIdentity(state: IdentityState, msg: Extract<IdentityMsg, { ty
  * Loads the aggregate from LMDB and starts its actor. `reservedNameHolder` tells which router a name is reserved for
  * (the policy graph's tunneler-enabled edge routers); without it no name is reserved.
  */
-export function startIdentityActor(store: Store, deps: ActorSystemDeps, reservedNameHolder?: (name: string) => string | undefined): IdentityActor {
-  const state = new IdentityState(reservedNameHolder)
+export function startIdentityActor(
+  store: Store,
+  deps: ActorSystemDeps,
+  reservedNameHolder?: (name: string) => string | undefined,
+  knownSigner?: (id: string) => boolean,
+): IdentityActor {
+  const state = new IdentityState(reservedNameHolder, knownSigner)
   for (const { value } of store.db('identities').getRange()) state.putIdentity(value as Identity)
   for (const { value } of store.db('authenticators').getRange()) state.putAuthenticator(value as Authenticator)
   for (const { value } of store.db('enrollments').getRange()) state.putEnrollment(value as Enrollment)
+  for (const { value } of store.db('auth-policies').getRange()) state.authPolicies.put(value as AuthPolicy)
+  for (const { key, value } of store.db('auth-failures').getRange()) state.authFailures.set(key, value as number)
   return new Actor('identity', state, behavior, deps)
 }

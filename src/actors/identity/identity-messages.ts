@@ -5,6 +5,7 @@ import type { ChangeContext } from '../runtime/actor-runtime.ts'
 import type { Authenticator, EnvInfo, Identity, SdkInfo } from '../../domain/identity/identity-types.ts'
 import type { Writable } from '../../lib/deep-readonly.ts'
 import type { EnrollmentMethodName, NewEnrollment } from '../../domain/enrollment/enrollment-types.ts'
+import type { AuthPolicyInput } from '../../domain/identity/identity-auth-policy.ts'
 
 /** Fields an admin may set on an identity (create, put, patch). Absent means "leave as is" on patch. */
 export type IdentityFields = Partial<
@@ -112,6 +113,26 @@ export type IdentityMsg =
   | { type: 'authenticator.reEnroll'; id: string; enrollment: NewEnrollment; change: ChangeContext }
   /** A third-party CA is gone: its cert authenticators and ottca enrollments go too (subscriber of `ca.deleted`). */
   | { type: 'identity.forgetCa'; caId: string; change: ChangeContext }
+  /** Creates an authentication policy (name unique, signers known; values normalised as domain/identity says). */
+  | { type: 'authPolicy.create'; input: AuthPolicyInput & { name: string }; change: ChangeContext }
+  /** Put (`replace`: absent members take the default policy's values) or patch of an authentication policy. */
+  | { type: 'authPolicy.update'; id: string; input: AuthPolicyInput; replace: boolean; change: ChangeContext }
+  /** 409 CAN_NOT_DELETE_REFERENCED_ENTITY while an identity names it; the `default` policy is never deleted. */
+  | { type: 'authPolicy.delete'; id: string; change: ChangeContext }
+  /**
+   * Disables an identity from now for `durationMinutes` (0: until enabled). Its API sessions are ended by the flow
+   * that sent this (flows/identity/identity-disable.ts).
+   */
+  | { type: 'identity.disable'; id: string; durationMinutes: number; change: ChangeContext }
+  /** Clears every disabled state of an identity (disabledAt, disabledUntil) and its failed-attempt count. */
+  | { type: 'identity.enable'; id: string; change: ChangeContext }
+  /**
+   * One failed authentication attempt of an identity (a wrong password or second-factor code): counted toward its
+   * policy's `maxAttempts` and persisted; reaching it disables the identity (`disabled: true` in the reply).
+   */
+  | { type: 'identity.recordAuthFailure'; id: string; change: ChangeContext }
+  /** A successful authentication: the identity's failed-attempt count starts again. */
+  | { type: 'identity.recordAuthSuccess'; id: string; change: ChangeContext }
 
 export interface IdentityReplies {
   'identity.create': { id: string }
@@ -133,6 +154,13 @@ export interface IdentityReplies {
   'authenticator.createCert': { id: string }
   'authenticator.reEnroll': { id: string }
   'identity.forgetCa': { authenticators: number; enrollments: number }
+  'authPolicy.create': { id: string }
+  'authPolicy.update': void
+  'authPolicy.delete': void
+  'identity.disable': void
+  'identity.enable': void
+  'identity.recordAuthFailure': { disabled: boolean }
+  'identity.recordAuthSuccess': void
 }
 
 export type IdentityEvent =

@@ -7,6 +7,8 @@ import type { Authenticator, Identity } from '../../domain/identity/identity-typ
 import type { IdentityReads } from '../../domain/identity/identity-reads.ts'
 import type { Enrollment } from '../../domain/enrollment/enrollment-types.ts'
 import { shareEmpty, StringPool } from '../../lib/shared-values.ts'
+import { EntityTable } from '../../lib/entity-table.ts'
+import type { AuthPolicy } from '../../domain/identity/identity-auth-policy.ts'
 
 /** The identity as kept in memory: empty maps and role attribute names shared (see shared-values.ts). */
 function compact(i: Identity, names: StringPool): Identity {
@@ -30,6 +32,9 @@ export class IdentityState implements IdentityReads {
   private readonly byUsername = new Map<string, string>()
   private readonly authByIdentity = new Map<string, Set<string>>()
   readonly enrollments = new Map<string, Enrollment>()
+  readonly authPolicies = new EntityTable<AuthPolicy>()
+  /** Failed authentication attempts per identity id (only identities with at least one). */
+  readonly authFailures = new Map<string, number>()
   private readonly enrollmentByToken = new Map<string, string>()
   private readonly enrollmentsByIdentity = new Map<string, Set<string>>()
   private readonly certByFingerprint = new Map<string, string>()
@@ -39,8 +44,30 @@ export class IdentityState implements IdentityReads {
   /** Identity ids in ascending order, rebuilt lazily after inserts/deletes (lists default to id order). */
   private sortedIds: string[] | null = null
 
-  /** `reservedNames`: the id of the router a name is reserved for (read from the policy graph's snapshot). */
-  constructor(private readonly reservedNames: (name: string) => string | undefined = () => undefined) {}
+  /**
+   * `reservedNames`: the id of the router a name is reserved for (read from the policy graph's snapshot);
+   * `signerExists`: whether an external JWT signer exists (auth policies name them).
+   */
+  constructor(
+    private readonly reservedNames: (name: string) => string | undefined = () => undefined,
+    private readonly signerExists: (id: string) => boolean = () => false,
+  ) {}
+
+  authPolicy(id: string): AuthPolicy | undefined {
+    return this.authPolicies.get(id)
+  }
+  authPolicyIdByName(name: string): string | undefined {
+    return this.authPolicies.idByName(name)
+  }
+  knownSigner(id: string): boolean {
+    return this.signerExists(id)
+  }
+  authFailuresOf(identityId: string): number {
+    return this.authFailures.get(identityId) ?? 0
+  }
+  identityIdsWithAuthPolicy(policyId: string): string[] {
+    return this.identitiesById().filter((i) => i.authPolicyId === policyId).map((i) => i.id)
+  }
 
   identity(id: string): Identity | undefined {
     return this.identities.get(id)

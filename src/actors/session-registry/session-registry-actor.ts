@@ -20,7 +20,7 @@ export type SessionRegistryActor = Actor<SessionRegistryState, SessionRegistryMs
 const SWEEP_BATCH = 500
 
 function behavior(timeoutMs: number): ActorBehavior<SessionRegistryState, SessionRegistryMsg, SessionRegistryReplies, SessionRegistryEvent> {
-  const remove = (state: SessionRegistryState, s: ApiSession, reason: 'logout' | 'admin' | 'timeout' | 'identity-deleted', tx: Tx<SessionRegistryEvent>) => {
+  const remove = (state: SessionRegistryState, s: ApiSession, reason: Extract<SessionRegistryEvent, { type: 'apiSession.deleted' }>['reason'], tx: Tx<SessionRegistryEvent>) => {
     state.remove(s)
     tx.remove('api-sessions', s.tokenHash)
     // service sessions and certificates die with their API session
@@ -54,7 +54,7 @@ function behavior(timeoutMs: number): ActorBehavior<SessionRegistryState, Sessio
           return
         }
         case 'apiSession.deleteForIdentity': {
-          for (const s of state.sessionsOf(msg.identityId)) remove(state, s, 'identity-deleted', tx)
+          for (const s of state.sessionsOf(msg.identityId)) remove(state, s, msg.reason ?? 'identity-deleted', tx)
           return
         }
         case 'apiSession.touch': {

@@ -6,7 +6,8 @@ import type { ServiceSession } from '../../domain/session/service-session-types.
 export type SessionRegistryMsg =
   | { type: 'apiSession.create'; session: Omit<ApiSession, 'id' | 'createdAt' | 'updatedAt' | 'lastActivityAt'>; change: ChangeContext }
   | { type: 'apiSession.delete'; id: string; change: ChangeContext }
-  | { type: 'apiSession.deleteForIdentity'; identityId: string; change: ChangeContext }
+  /** Ends every API session of an identity: deleted (the default reason) or disabled. */
+  | { type: 'apiSession.deleteForIdentity'; identityId: string; reason?: 'identity-deleted' | 'identity-disabled'; change: ChangeContext }
   | { type: 'apiSession.touch'; tokenHash: string; at: number }
   | { type: 'apiSession.flushActivity' }
   | { type: 'apiSession.sweep' }
@@ -39,4 +40,4 @@ export interface SessionRegistryReplies {
 
 export type SessionRegistryEvent =
   | { type: 'apiSession.created'; session: ApiSession }
-  | { type: 'apiSession.deleted'; session: ApiSession; reason: 'logout' | 'admin' | 'timeout' | 'identity-deleted' }
+  | { type: 'apiSession.deleted'; session: ApiSession; reason: 'logout' | 'admin' | 'timeout' | 'identity-deleted' | 'identity-disabled' }

@@ -3,7 +3,7 @@
  * - names are required and unique (case-sensitive), at most 255 characters; the name of a tunneler-enabled edge
  *   router is reserved for that router's identity (so the router's identity can always follow the router)
  * - role attributes may not start with '#' or '@' and may not be empty
- * - authPolicyId must name an existing policy (only `default` exists for now)
+ * - authPolicyId must name an existing auth policy (400 COULD_NOT_VALIDATE); absent, null or empty means `default`
  * - the default admin can not be deleted, nor a router's identity (it goes with its router or its tunneling)
  * - an identity has at most one updb authenticator; updb usernames are unique
  * - an externalId names at most one identity (the real controller's unique index): 400 COULD_NOT_VALIDATE
@@ -12,6 +12,7 @@
  */
 import { ApiError } from '../../errors/api-error.ts'
 import { DEFAULT_AUTH_POLICY, type Authenticator, type Identity } from './identity-types.ts'
+import type { AuthPolicy } from './identity-auth-policy.ts'
 
 /** What the identity checks need to know about existing state. */
 export interface IdentityLookup {
@@ -25,6 +26,7 @@ export interface IdentityLookup {
   authenticatorsOf(identityId: string): Iterable<Authenticator>
   /** The id of the router whose identity `name` is reserved for (a tunneler-enabled edge router's name), if any. */
   reservedNameHolder(name: string): string | undefined
+  authPolicy(id: string): AuthPolicy | undefined
 }
 
 export function decideName(lookup: IdentityLookup, name: string, selfId?: string): string {
@@ -87,9 +89,9 @@ export function decideNewCertAuthenticator(lookup: IdentityLookup, identityId: s
   decideCertUnused(lookup, fingerprint)
 }
 
-export function decideAuthPolicyId(id: string | null | undefined): string {
+export function decideAuthPolicyId(lookup: Pick<IdentityLookup, 'authPolicy'>, id: string | null | undefined): string {
   if (id === null || id === undefined || id === '') return DEFAULT_AUTH_POLICY.id
-  if (id !== DEFAULT_AUTH_POLICY.id) throw ApiError.invalidField('authPolicyId', `no auth policy found with id '${id}'`, id)
+  if (!lookup.authPolicy(id)) throw ApiError.invalidField('authPolicyId', `no auth policy found with id '${id}'`, id)
   return id
 }
 

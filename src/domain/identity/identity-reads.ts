@@ -6,9 +6,11 @@
 import type { IdentityLookup } from './identity-decide.ts'
 import type { Authenticator, Identity } from './identity-types.ts'
 import type { Enrollment } from '../enrollment/enrollment-types.ts'
+import type { ReadTable } from '../../lib/entity-table.ts'
+import type { AuthPolicy, AuthPolicyLookup } from './identity-auth-policy.ts'
 
 /** The identity aggregate's reads: what the identity actor's `snapshot()` answers. */
-export interface IdentityReads extends IdentityLookup {
+export interface IdentityReads extends IdentityLookup, AuthPolicyLookup {
   /** Every identity by id. */
   readonly identities: ReadonlyMap<string, Identity>
   /** Every authenticator by id. */
@@ -31,4 +33,11 @@ export interface IdentityReads extends IdentityLookup {
   certByFingerprintOf(fingerprint: string): Authenticator | undefined
   /** The identity whose externalId this is (certificate login through a CA's externalIdClaim). */
   identityByExternalId(externalId: string): Identity | undefined
+  /** Every authentication policy (the `default` one always among them). */
+  readonly authPolicies: ReadTable<AuthPolicy>
+  authPolicy(id: string): AuthPolicy | undefined
+  /** Failed authentication attempts of an identity counted toward its policy's lockout (0 when none). */
+  authFailuresOf(identityId: string): number
+  /** Ids of the identities naming an auth policy, ascending. */
+  identityIdsWithAuthPolicy(policyId: string): string[]
 }

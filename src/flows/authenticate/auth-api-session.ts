@@ -16,7 +16,8 @@ import { ApiError } from '../../errors/api-error.ts'
 import { newUuid } from '../../lib/ids.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { isDisabled, type Identity } from '../../domain/identity/identity-types.ts'
-import { DEFAULT_AUTH_POLICY_RULES, type AuthPolicyRules } from '../../domain/identity/identity-auth-policy.ts'
+import type { AuthPolicyRules } from '../../domain/identity/identity-auth-policy.ts'
+import type { IdentityReads } from '../../domain/identity/identity-reads.ts'
 import { hashToken, type ApiSession } from '../../domain/session/session-types.ts'
 import type { IdentityActor } from '../../actors/identity/identity-actor.ts'
 import type { SessionRegistryActor } from '../../actors/session-registry/session-registry-actor.ts'
@@ -62,10 +63,14 @@ export interface SessionFactors {
   readonly authQueries: readonly AuthQuery[]
 }
 
-/** The rules of the policy an identity names. @throws TypeError for an unknown id (identities only name known ones). */
-export function authPolicyOf(identity: Pick<Identity, 'authPolicyId'>): AuthPolicyRules {
-  if (identity.authPolicyId === DEFAULT_AUTH_POLICY_RULES.id) return DEFAULT_AUTH_POLICY_RULES
-  throw new TypeError(`identity names the unknown auth policy '${identity.authPolicyId}'`)
+/**
+ * The rules of the stored policy an identity names (`policies`: the identity actor's snapshot).
+ * @throws TypeError for an unknown id (identities only name existing policies, and a named one is never deleted).
+ */
+export function authPolicyOf(identity: Pick<Identity, 'authPolicyId'>, policies: Pick<IdentityReads, 'authPolicy'>): AuthPolicyRules {
+  const policy = policies.authPolicy(identity.authPolicyId)
+  if (!policy) throw new TypeError(`identity names the unknown auth policy '${identity.authPolicyId}'`)
+  return policy
 }
 
 export function enrolledFactorsOf(_identity: Identity): EnrolledFactors {
@@ -93,8 +98,13 @@ export function decideSessionFactors(
 }
 
 /** The auth queries a session still owes (what `GET /current-api-session` shows). */
-export function pendingAuthQueries(session: Pick<ApiSession, 'isMfaComplete'>, identity: Identity, extJwtOwed: AuthQuery | null = null): readonly AuthQuery[] {
-  return decideSessionFactors(authPolicyOf(identity), enrolledFactorsOf(identity), { totp: session.isMfaComplete }, extJwtOwed).authQueries
+export function pendingAuthQueries(
+  session: Pick<ApiSession, 'isMfaComplete'>,
+  identity: Identity,
+  policies: Pick<IdentityReads, 'authPolicy'>,
+  extJwtOwed: AuthQuery | null = null,
+): readonly AuthQuery[] {
+  return decideSessionFactors(authPolicyOf(identity, policies), enrolledFactorsOf(identity), { totp: session.isMfaComplete }, extJwtOwed).authQueries
 }
 
 export interface ApiSessionFlowDeps {
@@ -126,7 +136,7 @@ export async function openApiSession(
 ): Promise<OpenedApiSession> {
   const { identity } = primary
   if (isDisabled(identity, deps.clock.now())) throw ApiError.invalidAuth()
-  const policy = authPolicyOf(identity)
+  const policy = authPolicyOf(identity, deps.identities.snapshot())
   decidePrimaryAllowed(policy, method.kind)
   const extJwtOwed = (await deps.extJwtSecondary?.owed(identity, input.header?.('authorization') ?? null)) ?? null
   const factors = decideSessionFactors(policy, enrolledFactorsOf(identity), { totp: false }, extJwtOwed?.query ?? null)

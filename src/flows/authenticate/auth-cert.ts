@@ -87,7 +87,7 @@ export function createCertAuthMethod(deps: CertAuthDeps) {
       if (externalId === null) continue
       const before = deps.identities.snapshot().identityByExternalId(externalId)
       if (!before) continue
-      const allowExpired = authPolicyOf(before).primary.cert.allowExpiredCerts
+      const allowExpired = authPolicyOf(before, deps.identities.snapshot()).primary.cert.allowExpiredCerts
       const chain = await verifyCertificateChain({ leaf: leafDer, intermediates: [...intermediates], trusted: [ca.certPem], at: deps.clock.now(), allowExpired })
       if (!chain.ok) continue
       // re-read after the await: the identity may have been deleted or changed meanwhile
@@ -123,7 +123,7 @@ export function createCertAuthMethod(deps: CertAuthDeps) {
       }
       const before = deps.identities.snapshot().identity(authenticator.identityId)
       if (!before) return refuse(peer, `the identity of authenticator ${authenticator.id} is gone`)
-      const allowExpired = !ofSession && authPolicyOf(before).primary.cert.allowExpiredCerts
+      const allowExpired = !ofSession && authPolicyOf(before, deps.identities.snapshot()).primary.cert.allowExpiredCerts
       const check = { leaf: leafDer, intermediates, trusted: [...deps.trustAnchors()], at: deps.clock.now(), allowExpired }
       if (!isIssuedByTrustAnchor(check)) {
         const chain = await verifyCertificateChain(check)

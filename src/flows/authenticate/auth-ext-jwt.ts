@@ -21,7 +21,7 @@ import { decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify, type
 import { ApiError } from '../../errors/api-error.ts'
 import type { Clock } from '../../lib/clock.ts'
 import type { ExternalJwtSigner, ExternalJwtSignerReads } from '../../domain/ca/ca-jwt-signer-types.ts'
-import type { AuthPolicyRules } from '../../domain/identity/identity-auth-policy.ts'
+import { allowsSigner, type AuthPolicyRules } from '../../domain/identity/identity-auth-policy.ts'
 import type { Identity } from '../../domain/identity/identity-types.ts'
 import type { IdentityReads } from '../../domain/identity/identity-reads.ts'
 import type { AuthInput, AuthMethod, PrimaryAuth } from './auth-method.ts'
@@ -178,7 +178,7 @@ export function createExtJwtAuthMethod(deps: ExtJwtDeps) {
         (identity, signer) => {
           const rules = deps.policyOf(identity).primary.extJwt
           if (!rules.allowed) return `the policy of identity ${identity.id} does not allow ext-jwt`
-          if (rules.allowedSigners !== null && !rules.allowedSigners.includes(signer.id)) return `the policy of identity ${identity.id} does not allow this signer`
+          if (!allowsSigner(rules, signer.id)) return `the policy of identity ${identity.id} does not allow this signer`
           return null
         },
       )

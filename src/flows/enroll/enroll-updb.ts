@@ -7,7 +7,8 @@
  * - redeem: token refusals as for ott (INVALID_ENROLLMENT_TOKEN, ENROLLMENT_EXPIRED); the username comes from the
  *   enrollment, a username in the body is not used; the password is required and 5 to 100 characters (the swagger
  *   bounds, the only password rules the default policy has): 400 COULD_NOT_VALIDATE (field password), where the
- *   real controller answers 500 for a missing one
+ *   real controller answers 500 for a missing one; then the password rules of the identity's authentication policy
+ *   (400 COULD_NOT_VALIDATE on field password naming the rule; the real controller ignores them)
  * - the password is hashed (argon2id) before the identity actor is asked; ONE identity-actor message consumes the
  *   enrollment and creates the updb authenticator in one transaction (identity-actor `enrollment.redeemWithPassword`),
  *   which also refuses a username taken meanwhile and an identity that already has a updb authenticator
@@ -21,6 +22,7 @@ import { decideUpdbUsername } from '../../domain/identity/identity-decide.ts'
 import type { IdentityActor } from '../../actors/identity/identity-actor.ts'
 import type { ChangeContext } from '../../actors/runtime/actor-runtime.ts'
 import type { AuthPeer } from '../authenticate/auth-method.ts'
+import { decidePolicyPassword } from '../authenticate/auth-updb-authenticators.ts'
 import { issueEnrollmentJwt, tokenOf, type EnrollmentJwtDeps } from './enroll-jwt.ts'
 import type { EnrollInput, EnrollmentDraft, EnrollmentMethod, EnrollmentRequest, EnrollmentTarget, EnrollResult } from './enroll-method.ts'
 
@@ -48,8 +50,9 @@ export function createUpdbEnrollMethod(deps: UpdbEnrollDeps) {
     },
     async redeem(input: EnrollInput, _peer: AuthPeer, change: ChangeContext): Promise<EnrollResult> {
       const token = tokenOf(input)
-      decideRedeemable(deps.identities.snapshot().enrollmentOfToken(token), 'updb', deps.clock.now())
+      const enrollment = decideRedeemable(deps.identities.snapshot().enrollmentOfToken(token), 'updb', deps.clock.now())
       const password = decideLength('password', (input.body as { password?: unknown } | null)?.password, PASSWORD_LENGTH)
+      decidePolicyPassword(deps.identities.snapshot(), enrollment.identityId, password)
       const passwordHash = await hashPassword(password)
       const { username } = await deps.identities.ask({ type: 'enrollment.redeemWithPassword', token, passwordHash, change })
       return { username, controllers: [deps.advertisedUrl()] }

@@ -13,6 +13,11 @@ export function toEntityRef(entity: string, id: string, name: string) {
   return { _links: selfLink(entity, id), entity, id, name }
 }
 
+/** The members every entity view starts with (the spec's `baseEntity`), for a record stored with epoch ms times. */
+export function toBaseEntity(entityPath: string, r: { id: string; createdAt: number; updatedAt: number; tags: Record<string, unknown> | null }) {
+  return { id: r.id, createdAt: iso(r.createdAt), updatedAt: iso(r.updatedAt), _links: selfLink(entityPath, r.id), tags: r.tags ?? {} }
+}
+
 /** Every stored entity's filterable fields, to which each resource's mapper adds its own. */
 export const BASE_SYMBOLS = { id: 'string', createdAt: 'datetime', updatedAt: 'datetime', tags: 'map', isSystem: 'boolean' } as const
 

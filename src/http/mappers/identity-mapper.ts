@@ -1,6 +1,5 @@
 /** Identity and identity-type records → wire details. The only place that renames identity fields. */
 import { isDisabled, type Authenticator, type Identity } from '../../domain/identity/identity-types.ts'
-import { DEFAULT_AUTH_POLICY } from '../../domain/identity/identity-types.ts'
 import type { Enrollment } from '../../domain/enrollment/enrollment-types.ts'
 import { selfLink } from '../http-envelope.ts'
 import { BASE_SYMBOLS, iso, isoOrNull, toEntityRef } from './common-mapper.ts'
@@ -27,6 +26,8 @@ export interface IdentityViewContext {
   now: number
   /** The name of a third-party CA, for an ottca enrollment's `ca` reference (its id when unknown). */
   caName?: (caId: string) => string | undefined
+  /** The name of an auth policy, for the `authPolicy` reference (its id when unknown). */
+  authPolicyName?: (policyId: string) => string | undefined
 }
 
 export function toIdentityDetail(i: Identity, ctx: IdentityViewContext) {
@@ -79,7 +80,7 @@ export function toIdentityDetail(i: Identity, ctx: IdentityViewContext) {
     serviceHostingCosts: i.serviceHostingCosts,
     serviceHostingPrecedences: i.serviceHostingPrecedences,
     authPolicyId: i.authPolicyId,
-    authPolicy: toEntityRef('auth-policies', i.authPolicyId, i.authPolicyId === DEFAULT_AUTH_POLICY.id ? DEFAULT_AUTH_POLICY.name : i.authPolicyId),
+    authPolicy: toEntityRef('auth-policies', i.authPolicyId, ctx.authPolicyName?.(i.authPolicyId) ?? i.authPolicyId),
     externalId: i.externalId,
     appData: i.appData ?? {},
     disabled: isDisabled(i, ctx.now),

@@ -8,7 +8,7 @@ import {
   decideSessionFactors,
   TOTP_AUTH_QUERY,
 } from '../../../src/flows/authenticate/auth-api-session.ts'
-import { DEFAULT_AUTH_POLICY_RULES, type AuthPolicyRules } from '../../../src/domain/identity/identity-auth-policy.ts'
+import { DEFAULT_AUTH_POLICY_RULES, defaultAuthPolicy, type AuthPolicyRules } from '../../../src/domain/identity/identity-auth-policy.ts'
 import { codeOf } from '../../support/api-error-code.ts'
 
 const method = (name: string, kind: AuthMethod['kind'] = 'updb'): AuthMethod => ({
@@ -54,7 +54,7 @@ describe('the API-session flow decisions', () => {
   })
 
   it('refuses a primary method the policy does not allow with 401 INVALID_AUTH', () => {
-    const noPasswords = policy({ primary: { updb: { allowed: false, maxAttempts: 0, lockoutDurationMinutes: 0 } } })
+    const noPasswords = policy({ primary: { updb: { ...DEFAULT_AUTH_POLICY_RULES.primary.updb, allowed: false } } })
     expect(codeOf(() => decidePrimaryAllowed(noPasswords, 'updb'))).toBe('401 INVALID_AUTH')
     expect(codeOf(() => decidePrimaryAllowed(noPasswords, 'cert'))).toBe('no error')
   })
@@ -79,8 +79,10 @@ describe('the API-session flow decisions', () => {
     })
   })
 
-  it('maps identities to the default policy and refuses an unknown policy id as a bug', () => {
-    expect(authPolicyOf({ authPolicyId: 'default' })).toBe(DEFAULT_AUTH_POLICY_RULES)
-    expect(() => authPolicyOf({ authPolicyId: 'nope' })).toThrow(TypeError)
+  it('reads the stored policy an identity names and refuses an unknown policy id as a bug', () => {
+    const stored = defaultAuthPolicy(0)
+    const policies = { authPolicy: (id: string) => (id === stored.id ? stored : undefined) }
+    expect(authPolicyOf({ authPolicyId: 'default' }, policies)).toBe(stored)
+    expect(() => authPolicyOf({ authPolicyId: 'nope' }, policies)).toThrow(TypeError)
   })
 })

@@ -53,6 +53,7 @@ export function identityListing(deps: Pick<IdentityRouteDeps, 'identities' | 'se
         enrollments: s().enrollmentsOf(i.id),
         hasApiSession: deps.sessions.snapshot().hasSession(i.id), now: deps.clock.now(),
         caName: deps.caName,
+        authPolicyName: (id) => s().authPolicy(id)?.name,
       }),
     roleOf: (i) => i,
   }

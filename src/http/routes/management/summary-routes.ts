@@ -19,7 +19,7 @@ export function summaryRoutes(deps: { identities: IdentityActor; sessions: Sessi
         return ok({
           apiSessionCertificates: 0,
           apiSessions: deps.sessions.snapshot().byId.size,
-          authPolicies: 1,
+          authPolicies: ids.authPolicies.size,
           authenticators: ids.authenticators.size,
           cas: 0,
           configTypes: g.configTypes.size,

@@ -51,7 +51,7 @@ export function authenticateRoutes(deps: AuthenticateRouteDeps): RouteDef[] {
       summary: 'The caller\'s API session', response: CurrentApiSessionDetail,
       handle: (ctx) => {
         const { session, identity } = ctx.auth
-        return ok(toCurrentApiSessionDetail(session, identity, deps.timeoutMs, visibleToken(session, { session, request: ctx.request }), pendingAuthQueries(session, identity, ctx.auth.extJwtOwed ?? null)))
+        return ok(toCurrentApiSessionDetail(session, identity, deps.timeoutMs, visibleToken(session, { session, request: ctx.request }), pendingAuthQueries(session, identity, deps.identities.snapshot(), ctx.auth.extJwtOwed ?? null)))
       },
     }),
     route({

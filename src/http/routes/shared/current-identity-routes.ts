@@ -50,6 +50,7 @@ export function currentIdentityRoutes(deps: {
             enrollments: deps.identities.snapshot().enrollmentsOf(i.id),
             hasApiSession: true,
             now: deps.clock.now(),
+            authPolicyName: (id) => deps.identities.snapshot().authPolicy(id)?.name,
           }),
         )
       },
