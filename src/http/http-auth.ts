@@ -9,6 +9,7 @@ import { isAdminIdentity, isDisabled, type Identity } from '../domain/identity/i
 import type { IdentityActor } from '../actors/identity/identity-actor.ts'
 import type { SessionRegistryActor } from '../actors/session-registry/session-registry-actor.ts'
 import type { ApiName } from './http-route.ts'
+import { pendingAuthQueries } from '../flows/authenticate/auth-api-session.ts'
 
 /** Who may call a route: anyone, a partially authenticated session, a full session, or an admin's full session. */
 export type AccessLevel = 'public' | 'partial' | 'session' | 'admin'
@@ -81,7 +82,7 @@ export function createSessionResolver(deps: {
     deps.sessions.tell({ type: 'apiSession.touch', tokenHash, at: now })
     // the touch replaces the record (at once when the mailbox is idle): hand out the marked one
     const current = deps.sessions.snapshot().byTokenHash.get(tokenHash) ?? session
-    return { session: current, identity, isPartial: current.isMfaRequired && !current.isMfaComplete, isAdmin: isAdminIdentity(identity) }
+    return { session: current, identity, isPartial: pendingAuthQueries(current, identity).length > 0, isAdmin: isAdminIdentity(identity) }
   }
   return {
     resolve,

@@ -7,6 +7,7 @@ export const SUB_DBS = {
   identities: 'identity',
   authenticators: 'identity',
   enrollments: 'identity',
+  mfas: 'identity',
   'api-sessions': 'session-registry',
   sessions: 'session-registry',
   'api-session-certs': 'session-registry',

@@ -1,5 +1,5 @@
 /**
- * The identity actor: sole writer of the `identities`, `authenticators` and `enrollments` sub-dbs. An identity's
+ * The identity actor: sole writer of the `identities`, `authenticators`, `enrollments` and `mfas` sub-dbs. An identity's
  * enrollments are part of its aggregate: made in its create transaction, redeemed (enrollment removed, authenticator
  * created) in one transaction, removed with it.
  * Handlers decide with domain/identity and domain/enrollment checks, then apply synchronously.
@@ -29,6 +29,8 @@ import type { Store } from '../../store/store-env.ts'
 import { Actor, type ActorBehavior, type ActorSystemDeps, type Tx } from '../runtime/actor-runtime.ts'
 import type { IdentityEvent, IdentityFields, IdentityMsg, IdentityReplies } from './identity-messages.ts'
 import { IdentityState } from './identity-state.ts'
+import { acceptMfaProof, createMfa, deleteMfa, removeMfa, replaceRecoveryCodes, verifyMfa } from './identity-mfa-apply.ts'
+import type { Mfa } from '../../domain/identity/identity-mfa.ts'
 
 export type IdentityActor = Actor<IdentityState, IdentityMsg, IdentityReplies, IdentityEvent, IdentityReads>
 
@@ -139,6 +141,16 @@ const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, Ident
         return enrollByCa(state, msg, tx)
       case 'identity.forgetCa':
         return forgetCa(state, msg.caId, tx)
+      case 'mfa.create':
+        return createMfa(state, msg, tx)
+      case 'mfa.verify':
+        return verifyMfa(state, msg, tx)
+      case 'mfa.accept':
+        return acceptMfaProof(state, msg, tx)
+      case 'mfa.replaceRecoveryCodes':
+        return replaceRecoveryCodes(state, msg, tx)
+      case 'mfa.delete':
+        return deleteMfa(state, msg, tx)
       default:
         return assertNever(msg, 'identity message')
     }
@@ -248,6 +260,7 @@ function removeIdentity(state: IdentityState, identity: Identity, tx: Tx<Identit
     state.removeEnrollment(e.id)
     tx.remove('enrollments', e.id)
   }
+  removeMfa(state, tx, id)
   state.removeIdentity(id)
   tx.remove('identities', id)
   tx.emit({ type: 'identity.deleted', identity })
@@ -401,5 +414,6 @@ export function startIdentityActor(store: Store, deps: ActorSystemDeps, reserved
   for (const { value } of store.db('identities').getRange()) state.putIdentity(value as Identity)
   for (const { value } of store.db('authenticators').getRange()) state.putAuthenticator(value as Authenticator)
   for (const { value } of store.db('enrollments').getRange()) state.putEnrollment(value as Enrollment)
+  for (const { value } of store.db('mfas').getRange()) state.putMfa(value as Mfa)
   return new Actor('identity', state, behavior, deps)
 }

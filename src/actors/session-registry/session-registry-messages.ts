@@ -8,6 +8,11 @@ export type SessionRegistryMsg =
   | { type: 'apiSession.delete'; id: string; change: ChangeContext }
   | { type: 'apiSession.deleteForIdentity'; identityId: string; change: ChangeContext }
   | { type: 'apiSession.touch'; tokenHash: string; at: number }
+  /**
+   * The session answered its TOTP query (again, for a prompt): `isMfaRequired` and `isMfaComplete` become true (the
+   * real controller's SetMfaPassed), `mfaCompletedAt` is now. 401 UNAUTHORIZED when the session is gone.
+   */
+  | { type: 'apiSession.completeMfa'; id: string; change: ChangeContext }
   | { type: 'apiSession.flushActivity' }
   | { type: 'apiSession.sweep' }
   /** Stores a service session for a live API session; answers the existing one for the same (API session, service, type). */
@@ -28,6 +33,7 @@ export interface SessionRegistryReplies {
   'apiSession.delete': void
   'apiSession.deleteForIdentity': void
   'apiSession.touch': void
+  'apiSession.completeMfa': { session: ApiSession }
   'apiSession.flushActivity': void
   'apiSession.sweep': { removed: number }
   'session.create': { session: ServiceSession; existing: boolean }

@@ -6,6 +6,7 @@
 import type { IdentityLookup } from './identity-decide.ts'
 import type { Authenticator, Identity } from './identity-types.ts'
 import type { Enrollment } from '../enrollment/enrollment-types.ts'
+import type { Mfa } from './identity-mfa.ts'
 
 /** The identity aggregate's reads: what the identity actor's `snapshot()` answers. */
 export interface IdentityReads extends IdentityLookup {
@@ -31,4 +32,6 @@ export interface IdentityReads extends IdentityLookup {
   certByFingerprintOf(fingerprint: string): Authenticator | undefined
   /** The identity whose externalId this is (certificate login through a CA's externalIdClaim). */
   identityByExternalId(externalId: string): Identity | undefined
+  /** The identity's MFA record (TOTP), Started or Verified. */
+  mfaOf(identityId: string): Mfa | undefined
 }

@@ -16,6 +16,8 @@ import type { Clock } from '../../lib/clock.ts'
 import { isDisabled, type Identity } from '../../domain/identity/identity-types.ts'
 import { DEFAULT_AUTH_POLICY_RULES, type AuthPolicyRules } from '../../domain/identity/identity-auth-policy.ts'
 import { hashToken, type ApiSession } from '../../domain/session/session-types.ts'
+import type { IdentityReads } from '../../domain/identity/identity-reads.ts'
+import { isMfaEnabled } from '../../domain/identity/identity-mfa.ts'
 import type { IdentityActor } from '../../actors/identity/identity-actor.ts'
 import type { SessionRegistryActor } from '../../actors/session-registry/session-registry-actor.ts'
 import type { ChangeContext } from '../../actors/runtime/actor-runtime.ts'
@@ -43,7 +45,7 @@ export const TOTP_AUTH_QUERY: AuthQuery = {
   maxLength: 6,
 }
 
-/** The second factors an identity has set up. No identity can enrol a TOTP yet (the MFA issue adds it). */
+/** The second factors an identity has set up. */
 export interface EnrolledFactors {
   readonly totp: boolean
 }
@@ -61,8 +63,9 @@ export function authPolicyOf(identity: Pick<Identity, 'authPolicyId'>): AuthPoli
   throw new TypeError(`identity names the unknown auth policy '${identity.authPolicyId}'`)
 }
 
-export function enrolledFactorsOf(_identity: Identity): EnrolledFactors {
-  return { totp: false }
+/** A TOTP counts once its enrollment is verified. */
+export function enrolledFactorsOf(identity: Identity, identities: Pick<IdentityReads, 'mfaOf'>): EnrolledFactors {
+  return { totp: isMfaEnabled(identities.mfaOf(identity.id)) }
 }
 
 /** 401 INVALID_AUTH unless `policy` allows the primary method `kind`. */
@@ -80,9 +83,12 @@ export function decideSessionFactors(policy: AuthPolicyRules, enrolled: Enrolled
   }
 }
 
-/** The auth queries a session still owes (what `GET /current-api-session` shows). */
-export function pendingAuthQueries(session: Pick<ApiSession, 'isMfaComplete'>, identity: Identity): readonly AuthQuery[] {
-  return decideSessionFactors(authPolicyOf(identity), enrolledFactorsOf(identity), { totp: session.isMfaComplete }).authQueries
+/**
+ * The auth queries a session still owes (what `GET /current-api-session` shows; one or more make it partial). What the
+ * identity had enrolled is what it had at login (`isMfaRequired`), as the real controller keeps it.
+ */
+export function pendingAuthQueries(session: Pick<ApiSession, 'isMfaRequired' | 'isMfaComplete'>, identity: Identity): readonly AuthQuery[] {
+  return decideSessionFactors(authPolicyOf(identity), { totp: session.isMfaRequired }, { totp: session.isMfaComplete }).authQueries
 }
 
 export interface ApiSessionFlowDeps {
@@ -114,7 +120,7 @@ export async function openApiSession(
   if (isDisabled(identity, deps.clock.now())) throw ApiError.invalidAuth()
   const policy = authPolicyOf(identity)
   decidePrimaryAllowed(policy, method.kind)
-  const factors = decideSessionFactors(policy, enrolledFactorsOf(identity), { totp: false })
+  const factors = decideSessionFactors(policy, enrolledFactorsOf(identity, deps.identities.snapshot()), { totp: false })
 
   const token = newUuid()
   const by: ChangeContext = { ...change, author: identity.id }
@@ -128,6 +134,7 @@ export async function openApiSession(
       ipAddress: peer.remoteAddress,
       isMfaRequired: factors.isMfaRequired,
       isMfaComplete: factors.isMfaComplete,
+      mfaCompletedAt: null,
       isCertExtendable: primary.isCertExtendable ?? false,
       tags: {},
     },
