@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { Secret, TOTP } from 'otpauth'
 import { PNG } from 'pngjs'
 import jsQR from 'jsqr'
+import { TOTP_AUTH_QUERY } from '../../src/flows/authenticate/auth-api-session.ts'
 import { expectError, expectStatus, startTestServer, type ApiClient, type TestServer } from '../support/harness.ts'
 
 let t: TestServer
@@ -18,15 +19,8 @@ afterAll(async () => {
   await t.stop()
 })
 
-const TOTP_QUERY = {
-  typeId: 'MFA',
-  provider: 'ziti',
-  format: 'alphaNumeric',
-  httpMethod: 'POST',
-  httpUrl: './authenticate/mfa',
-  minLength: 4,
-  maxLength: 6,
-}
+// the values of the reference (§4 authQueries), pinned in 'login answers a partial session…' below
+const TOTP_QUERY = TOTP_AUTH_QUERY
 const STEP_MS = 30_000
 
 let userCount = 0
@@ -320,6 +314,10 @@ describe('API session authentication with a verified TOTP', () => {
       const { client, session } = await loginAs(u, api)
       expect([session.isMfaRequired, session.isMfaComplete]).toEqual([true, false])
       expect(session.authQueries).toEqual([TOTP_QUERY])
+      const q = session.authQueries[0]
+      expect([q.typeId, q.provider, q.format, q.httpMethod, q.httpUrl, q.minLength, q.maxLength]).toEqual(
+        ['MFA', 'ziti', 'alphaNumeric', 'POST', './authenticate/mfa', 4, 6],
+      )
       const current = (await client.get('/current-api-session')).body.data
       expect([current.isMfaRequired, current.isMfaComplete, current.authQueries]).toEqual([true, false, [TOTP_QUERY]])
       expectError(await client.get('/current-identity'), 401, 'UNAUTHORIZED')

@@ -29,7 +29,7 @@ import type { Store } from '../../store/store-env.ts'
 import { Actor, type ActorBehavior, type ActorSystemDeps, type Tx } from '../runtime/actor-runtime.ts'
 import type { IdentityEvent, IdentityFields, IdentityMsg, IdentityReplies } from './identity-messages.ts'
 import { IdentityState } from './identity-state.ts'
-import { acceptMfaProof, createMfa, deleteMfa, removeMfa, replaceRecoveryCodes, verifyMfa } from './identity-mfa-apply.ts'
+import { handleMfa, removeMfa } from './identity-mfa-apply.ts'
 import type { Mfa } from '../../domain/identity/identity-mfa.ts'
 
 export type IdentityActor = Actor<IdentityState, IdentityMsg, IdentityReplies, IdentityEvent, IdentityReads>
@@ -142,15 +142,11 @@ const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, Ident
       case 'identity.forgetCa':
         return forgetCa(state, msg.caId, tx)
       case 'mfa.create':
-        return createMfa(state, msg, tx)
       case 'mfa.verify':
-        return verifyMfa(state, msg, tx)
       case 'mfa.accept':
-        return acceptMfaProof(state, msg, tx)
       case 'mfa.replaceRecoveryCodes':
-        return replaceRecoveryCodes(state, msg, tx)
       case 'mfa.delete':
-        return deleteMfa(state, msg, tx)
+        return handleMfa(state, msg, tx)
       default:
         return assertNever(msg, 'identity message')
     }

@@ -6,6 +6,7 @@
  * - a proof that no longer holds answers `{ accepted: false }` and changes nothing (the flow refuses the code)
  */
 import { ApiError } from '../../errors/api-error.ts'
+import { assertNever } from '../../lib/assert-never.ts'
 import { newShortId } from '../../lib/ids.ts'
 import { applyProof, type Mfa } from '../../domain/identity/identity-mfa.ts'
 import type { Tx } from '../runtime/actor-runtime.ts'
@@ -13,6 +14,25 @@ import type { IdentityEvent, IdentityMsg } from './identity-messages.ts'
 import type { IdentityState } from './identity-state.ts'
 
 type MfaMsg<T extends IdentityMsg['type']> = Extract<IdentityMsg, { type: T }>
+type AnyMfaMsg = MfaMsg<'mfa.create' | 'mfa.verify' | 'mfa.accept' | 'mfa.replaceRecoveryCodes' | 'mfa.delete'>
+
+/** The identity actor's `mfa.*` messages. */
+export function handleMfa(state: IdentityState, msg: AnyMfaMsg, tx: Tx<IdentityEvent>) {
+  switch (msg.type) {
+    case 'mfa.create':
+      return createMfa(state, msg, tx)
+    case 'mfa.verify':
+      return verifyMfa(state, msg, tx)
+    case 'mfa.accept':
+      return acceptMfaProof(state, msg, tx)
+    case 'mfa.replaceRecoveryCodes':
+      return replaceRecoveryCodes(state, msg, tx)
+    case 'mfa.delete':
+      return deleteMfa(state, msg, tx)
+    default:
+      return assertNever(msg, 'MFA message')
+  }
+}
 
 /** Stores an MFA record in the state and stages its write. */
 function saveMfa(state: IdentityState, tx: Tx<IdentityEvent>, m: Mfa): void {
@@ -35,7 +55,7 @@ function heldMfa(state: IdentityState, identityId: string, mfaId: string): Mfa {
   return m
 }
 
-export function createMfa(state: IdentityState, msg: MfaMsg<'mfa.create'>, tx: Tx<IdentityEvent>) {
+function createMfa(state: IdentityState, msg: MfaMsg<'mfa.create'>, tx: Tx<IdentityEvent>) {
   if (!state.identity(msg.identityId)) throw ApiError.notFound()
   if (state.mfaOf(msg.identityId)) throw new ApiError('MFA_EXISTS')
   const m: Mfa = {
@@ -56,7 +76,7 @@ export function createMfa(state: IdentityState, msg: MfaMsg<'mfa.create'>, tx: T
 }
 
 /** Started → Verified with a TOTP step: the plain recovery codes give way to their hashes (made from them). */
-export function verifyMfa(state: IdentityState, msg: MfaMsg<'mfa.verify'>, tx: Tx<IdentityEvent>) {
+function verifyMfa(state: IdentityState, msg: MfaMsg<'mfa.verify'>, tx: Tx<IdentityEvent>) {
   const m = heldMfa(state, msg.identityId, msg.mfaId)
   if (m.isVerified) throw ApiError.notFound()
   const used = applyProof(m, { kind: 'totp', step: msg.step }, tx.now, false)
@@ -66,7 +86,7 @@ export function verifyMfa(state: IdentityState, msg: MfaMsg<'mfa.verify'>, tx: T
 }
 
 /** Uses a proof on a Verified record (authenticate/mfa, reading recovery codes). */
-export function acceptMfaProof(state: IdentityState, msg: MfaMsg<'mfa.accept'>, tx: Tx<IdentityEvent>) {
+function acceptMfaProof(state: IdentityState, msg: MfaMsg<'mfa.accept'>, tx: Tx<IdentityEvent>) {
   const m = heldMfa(state, msg.identityId, msg.mfaId)
   if (!m.isVerified) throw new ApiError('MFA_NOT_ENROLLED')
   const used = applyProof(m, msg.proof, tx.now, msg.allowRecovery)
@@ -76,7 +96,7 @@ export function acceptMfaProof(state: IdentityState, msg: MfaMsg<'mfa.accept'>, 
 }
 
 /** A proof on a Verified record, then all its recovery codes replaced by `recoveryCodeHashes` (under a new salt). */
-export function replaceRecoveryCodes(state: IdentityState, msg: MfaMsg<'mfa.replaceRecoveryCodes'>, tx: Tx<IdentityEvent>) {
+function replaceRecoveryCodes(state: IdentityState, msg: MfaMsg<'mfa.replaceRecoveryCodes'>, tx: Tx<IdentityEvent>) {
   const m = heldMfa(state, msg.identityId, msg.mfaId)
   if (!m.isVerified) throw ApiError.notFound()
   const used = applyProof(m, msg.proof, tx.now, true)
@@ -89,7 +109,7 @@ export function replaceRecoveryCodes(state: IdentityState, msg: MfaMsg<'mfa.repl
  * Removes the record: a Started one freely, a Verified one with a proof that holds (TOTP or recovery code), or any one
  * for an admin (`proof: 'admin'`). 404 when there is none.
  */
-export function deleteMfa(state: IdentityState, msg: MfaMsg<'mfa.delete'>, tx: Tx<IdentityEvent>) {
+function deleteMfa(state: IdentityState, msg: MfaMsg<'mfa.delete'>, tx: Tx<IdentityEvent>) {
   const m = state.mfaOf(msg.identityId)
   if (!m || (msg.mfaId !== undefined && m.id !== msg.mfaId)) throw ApiError.notFound()
   if (m.isVerified && msg.proof !== 'admin' && (msg.proof === null || !applyProof(m, msg.proof, tx.now, true))) return { accepted: false }
