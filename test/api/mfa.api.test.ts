@@ -284,6 +284,16 @@ describe('TOTP enrollment: Verified', () => {
   })
 })
 
+describe('the mfa-validation-code header in browsers', () => {
+  it('is allowed by the CORS preflight', async () => {
+    const res = await t.raw('OPTIONS', '/edge/client/v1/current-identity/mfa', {
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'DELETE', 'access-control-request-headers': 'mfa-validation-code' },
+    })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('access-control-allow-headers')).toContain('mfa-validation-code')
+  })
+})
+
 describe('DELETE /identities/{id}/mfa (Management, admin)', () => {
   it('removes a Started or a Verified MFA without a code; 404 when there is none', async () => {
     const started = await newUser()

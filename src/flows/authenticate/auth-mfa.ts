@@ -71,9 +71,9 @@ export interface MfaFlows {
 
 /**
  * The one answer to a wrong MFA code, wherever it was given: 401 MFA_INVALID_TOKEN. Counting failed attempts toward
- * the lockout of the identity's authentication policy belongs here.
+ * the lockout of the identity's authentication policy belongs here (it has the flow's actors and clock).
  */
-export async function refuseMfaCode(_identity: Identity, _change: ChangeContext): Promise<never> {
+export async function refuseMfaCode(_deps: MfaFlowDeps, _identity: Identity, _change: ChangeContext): Promise<never> {
   throw new ApiError('MFA_INVALID_TOKEN')
 }
 
@@ -109,7 +109,7 @@ export function createMfaFlows(deps: MfaFlowDeps): MfaFlows {
 
   /** `accepted` from the actor, or the refusal. */
   const settle = async (result: { accepted: boolean }, identity: Identity, change: ChangeContext): Promise<void> => {
-    if (!result.accepted) await refuseMfaCode(identity, change)
+    if (!result.accepted) await refuseMfaCode(deps, identity, change)
   }
 
   return {
@@ -139,7 +139,7 @@ export function createMfaFlows(deps: MfaFlowDeps): MfaFlows {
       const mfa = recordOf(caller.identity)
       if (mfa.isVerified) throw ApiError.notFound()
       const proof = await proofOf(mfa, code, false)
-      if (proof?.kind !== 'totp') return refuseMfaCode(caller.identity, change)
+      if (proof?.kind !== 'totp') return refuseMfaCode(deps, caller.identity, change)
       const recoveryCodeHashes = await hashRecoveryCodes(mfa.recoveryCodes, mfa.recoveryCodeSalt)
       const result = await deps.identities.ask({ type: 'mfa.verify', identityId: caller.identity.id, mfaId: mfa.id, step: proof.step, recoveryCodeHashes, change })
       await settle(result, caller.identity, change)
@@ -150,7 +150,7 @@ export function createMfaFlows(deps: MfaFlowDeps): MfaFlows {
       const mfa = deps.identities.snapshot().mfaOf(caller.identity.id)
       if (!mfa?.isVerified) throw new ApiError('MFA_NOT_ENROLLED')
       const proof = await proofOf(mfa, code, true)
-      if (!proof) return refuseMfaCode(caller.identity, change)
+      if (!proof) return refuseMfaCode(deps, caller.identity, change)
       const result = await deps.identities.ask({ type: 'mfa.accept', identityId: caller.identity.id, mfaId: mfa.id, proof, allowRecovery: true, change })
       await settle(result, caller.identity, change)
       await deps.sessions.ask({ type: 'apiSession.completeMfa', id: caller.session.id, change })
@@ -161,7 +161,7 @@ export function createMfaFlows(deps: MfaFlowDeps): MfaFlows {
       let proof: MfaProof | null = null
       if (mfa.isVerified) {
         proof = (await proofOf(mfa, code, true)) ?? null
-        if (!proof) return refuseMfaCode(identity, change)
+        if (!proof) return refuseMfaCode(deps, identity, change)
       }
       await settle(await deps.identities.ask({ type: 'mfa.delete', identityId: identity.id, mfaId: mfa.id, proof, change }), identity, change)
     },
@@ -173,7 +173,7 @@ export function createMfaFlows(deps: MfaFlowDeps): MfaFlows {
     async readRecoveryCodes(identity, code, change) {
       const mfa = verifiedOf(identity)
       const proof = await proofOf(mfa, code, false)
-      if (!proof) return refuseMfaCode(identity, change)
+      if (!proof) return refuseMfaCode(deps, identity, change)
       const result = await deps.identities.ask({ type: 'mfa.accept', identityId: identity.id, mfaId: mfa.id, proof, allowRecovery: false, change })
       await settle(result, identity, change)
       return { mfa: recordOf(identity), recoveryCodes: [] }
@@ -182,7 +182,7 @@ export function createMfaFlows(deps: MfaFlowDeps): MfaFlows {
     async regenerateRecoveryCodes(identity, code, change) {
       const mfa = verifiedOf(identity)
       const proof = await proofOf(mfa, code, true)
-      if (!proof) return refuseMfaCode(identity, change)
+      if (!proof) return refuseMfaCode(deps, identity, change)
       const recoveryCodes = newRecoveryCodes()
       const recoveryCodeSalt = newRecoveryCodeSalt()
       const recoveryCodeHashes = await hashRecoveryCodes(recoveryCodes, recoveryCodeSalt)

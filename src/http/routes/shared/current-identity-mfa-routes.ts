@@ -20,8 +20,8 @@ function codeOf(ctx: RouteCtx<{ code?: string }, unknown>): string | undefined {
   return ctx.body.code || ctx.request.headers.get(MFA_CODE_HEADER) || undefined
 }
 
-/** The QR code's size and error correction, as the real controller draws it. */
-const QR_OPTIONS = { type: 'png', width: 256, margin: 1, errorCorrectionLevel: 'M' } as const
+/** The QR code's size, quiet zone (4 modules) and error correction, as the real controller draws it. */
+const QR_OPTIONS = { type: 'png', width: 256, margin: 4, errorCorrectionLevel: 'M' } as const
 
 export function mfaRoutes(deps: { mfa: MfaFlows }): RouteDef[] {
   const apis = ['client', 'management'] as const
