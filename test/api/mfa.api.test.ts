@@ -330,6 +330,8 @@ describe('API session authentication with a verified TOTP', () => {
       )
       const current = (await client.get('/current-api-session')).body.data
       expect([current.isMfaRequired, current.isMfaComplete, current.authQueries]).toEqual([true, false, [TOTP_QUERY]])
+      const seen = (await t.mgmt.get(`/api-sessions/${current.id}`)).body.data
+      expect([seen.isMfaRequired, seen.isMfaComplete, seen.authQueries]).toEqual([true, false, [TOTP_QUERY]])
       expectError(await client.get('/current-identity'), 401, 'UNAUTHORIZED')
     }
   })
