@@ -9,7 +9,7 @@ import { Secret, TOTP } from 'otpauth'
 import { PNG } from 'pngjs'
 import jsQR from 'jsqr'
 import { TOTP_AUTH_QUERY } from '../../src/flows/authenticate/auth-api-session.ts'
-import { expectError, expectStatus, startTestServer, type ApiClient, type TestServer } from '../support/harness.ts'
+import { AUTH_MFA_401_OFF_SPEC, expectError, expectStatus, startTestServer, type ApiClient, type TestServer } from '../support/harness.ts'
 
 let t: TestServer
 beforeAll(async () => {
@@ -75,12 +75,9 @@ async function enrolled(u: User, api: 'client' | 'management' = 'client') {
   return { secret, recoveryCodes: started.recoveryCodes as string[], client }
 }
 
-/** Why a refused `POST /authenticate/mfa` leaves the spec: its 401 is documented as the empty envelope, and no error answer has `data`. */
-const AUTH_MFA_401 = 'client.yml documents the 401 of POST /authenticate/mfa as the empty envelope; a refusal is the error envelope'
-
 /** POST /authenticate/mfa with `code`, expecting the refusal 401 MFA_INVALID_TOKEN. */
 async function expectMfaRefused(c: ApiClient, code: string): Promise<void> {
-  expectError(await c('POST', '/authenticate/mfa', { body: { code }, offSpec: AUTH_MFA_401 }), 401, 'MFA_INVALID_TOKEN')
+  expectError(await c('POST', '/authenticate/mfa', { body: { code }, offSpec: AUTH_MFA_401_OFF_SPEC }), 401, 'MFA_INVALID_TOKEN')
 }
 
 /** The PNG answer of the QR code route: status, content type and bytes. */
@@ -281,6 +278,18 @@ describe('TOTP enrollment: Verified', () => {
     expectStatus(res, 200)
     expect(res.body.data.recoveryCodes).toEqual([])
     expect(res.body.data.id).toBe((await client.get('/current-identity/mfa')).body.data.id)
+  })
+})
+
+describe('POST /current-api-session/totp-token', () => {
+  it('refuses a zt-session (legacy) session with 400 INVALID_BACKING_TOKEN_TYPE, as the real controller does', async () => {
+    const u = await newUser()
+    const { client, secret } = await enrolled(u)
+    nextStep()
+    for (const api of ['client', 'management'] as const) {
+      const c = t.as(client.session, api)
+      expectError(await c.post('/current-api-session/totp-token', { code: totp(secret) }), 400, 'INVALID_BACKING_TOKEN_TYPE')
+    }
   })
 })
 

@@ -7,6 +7,7 @@
 import QRCode from 'qrcode'
 import { DetailMfa, DetailMfaRecoveryCodes, MfaCode, NewMfaRecoveryCodes, OptionalMfaCode } from '../../../../schemas/mfa.ts'
 import type { MfaFlows } from '../../../flows/authenticate/auth-mfa.ts'
+import { ApiError } from '../../../errors/api-error.ts'
 import { json, ok, okEmpty } from '../../http-envelope.ts'
 import { route, type RouteCtx, type RouteDef } from '../../http-route.ts'
 import { MFA_LINKS, toMfaDetail, toMfaRecoveryCodesDetail } from '../../mappers/mfa-mapper.ts'
@@ -91,6 +92,15 @@ export function mfaRoutes(deps: { mfa: MfaFlows }): RouteDef[] {
       summary: 'Replace all recovery codes (after a TOTP or recovery code) and answer the new ones, the only time they are shown',
       body: MfaCode, response: NewMfaRecoveryCodes,
       handle: async (ctx) => ok(await deps.mfa.regenerateRecoveryCodes(ctx.auth.identity, ctx.body.code, changeOf(ctx))),
+    }),
+    route({
+      method: 'POST', path: '/current-api-session/totp-token', apis, access: 'session', tag: 'Current API Session',
+      summary: 'A TOTP token for posture responses: only for OIDC (JWT) sessions, so every zt-session is refused',
+      body: MfaCode,
+      // the real controller issues these only to JWT-backed sessions; edgeplane issues zt-session tokens only
+      handle: () => {
+        throw new ApiError('INVALID_BACKING_TOKEN_TYPE')
+      },
     }),
     route({
       method: 'DELETE', path: '/identities/:id/mfa', apis: ['management'], access: 'admin', tag: 'Identity',
