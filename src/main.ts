@@ -27,6 +27,7 @@ Flags of 'run' (flag, then environment variable, then config file key, then defa
   --advertise HOST:PORT   address clients reach the controller at (enrollment JWTs, /version, server certificate)
                                                            key: advertise      EDGEPLANE_ADVERTISE        default: the listen address (localhost for 0.0.0.0 or ::)
   --enrollment-duration DUR  how long an enrollment token is valid  key: enrollmentDuration  EDGEPLANE_ENROLLMENT_DURATION  default 180m (minimum 5m)
+  --totp-issuer NAME      issuer shown by authenticator apps for MFA  key: totpIssuer  EDGEPLANE_TOTP_ISSUER  default openziti.io
 The admin settings are used only when the data directory is new.
 
 Flags of 'validate-router-config':
@@ -51,6 +52,7 @@ async function run(argv: string[]): Promise<number> {
         'session-timeout': { type: 'string' },
         advertise: { type: 'string' },
         'enrollment-duration': { type: 'string' },
+        'totp-issuer': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -74,6 +76,7 @@ async function run(argv: string[]): Promise<number> {
     sessionTimeout: values['session-timeout'] as string | undefined,
     advertise: values.advertise as string | undefined,
     enrollmentDuration: values['enrollment-duration'] as string | undefined,
+    totpIssuer: values['totp-issuer'] as string | undefined,
   }
   let config
   try {
@@ -96,6 +99,7 @@ async function run(argv: string[]): Promise<number> {
     sessionTimeoutMs: config.sessionTimeoutMs,
     advertise: config.advertise,
     enrollmentDurationMs: config.enrollmentDurationMs,
+    totpIssuer: config.totpIssuer,
   })
   // handlers first, then the announcement: a supervisor may signal as soon as it reads the line
   const stopped = new Promise<void>((resolve) => {

@@ -72,6 +72,8 @@ import { authenticatorRoutes } from './http/routes/management/authenticator-rout
 import { apiSessionRoutes } from './http/routes/management/api-session-routes.ts'
 import { summaryRoutes } from './http/routes/management/summary-routes.ts'
 import { externalJwtSignerRoutes } from './http/routes/shared/external-jwt-signer-routes.ts'
+import { mfaRoutes } from './http/routes/shared/current-identity-mfa-routes.ts'
+import { createMfaFlows } from './flows/authenticate/auth-mfa.ts'
 import { VERSION, BUILD_DATE, REVISION } from './version.ts'
 
 /** Request bodies larger than this are refused with 413. */
@@ -90,6 +92,8 @@ export interface ServerOptions {
   advertise?: HostPort
   /** How long a new enrollment stays redeemable (default 180 minutes). */
   enrollmentDurationMs?: number
+  /** The issuer of TOTP provisioning URLs (default openziti.io). */
+  totpIssuer?: string
   clock?: Clock
   /** Where start-up notes go (the generated admin password among them). Defaults to stderr. */
   log?: (line: string) => void
@@ -265,6 +269,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...versionRoutes(version, () => routes),
     ...authenticateRoutes({ identities, sessions, clock, timeoutMs, authMethods, extJwtSecondary }),
     ...currentIdentityRoutes({ identities, sessions, clock, certExtension }),
+    ...mfaRoutes({ mfa: createMfaFlows({ identities, sessions, clock, issuer: opts.totpIssuer ?? DEFAULTS.totpIssuer }) }),
     ...identityRoutes({ identities, sessions, clock, startedAt, enrollments, caName: (id) => ca.snapshot().cas.get(id)?.name }),
     ...identityDisableRoutes({ identities, sessions }),
     ...authPolicyRoutes({ identities }),

@@ -22,6 +22,7 @@ export const ConfigFileSchema = Type.Object(
     hostname: Type.Optional(Type.String({ minLength: 1 })),
     advertise: Type.Optional(Type.String({ minLength: 1 })),
     enrollmentDuration: Type.Optional(Type.String({ minLength: 1 })),
+    totpIssuer: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
   },
   { additionalProperties: false },
 )
@@ -41,6 +42,8 @@ export interface Config {
   advertise?: HostPort
   /** How long a new enrollment stays redeemable. */
   enrollmentDurationMs: number
+  /** The issuer of TOTP provisioning URLs: what authenticator apps show above the code. */
+  totpIssuer: string
 }
 
 export interface HostPort {
@@ -54,6 +57,8 @@ export const DEFAULTS = {
   adminUsername: 'admin',
   sessionTimeoutMs: 30 * 60_000,
   enrollmentDurationMs: 180 * 60_000,
+  /** The real controller's `edge.totp.hostname` default. */
+  totpIssuer: 'openziti.io',
 } as const
 
 /**
@@ -75,6 +80,7 @@ export interface ConfigFlags {
   sessionTimeout?: string
   advertise?: string
   enrollmentDuration?: string
+  totpIssuer?: string
 }
 
 export class ConfigError extends Error {}
@@ -151,6 +157,8 @@ export function resolveConfig(flags: ConfigFlags, env: Record<string, string | u
     MIN_ENROLLMENT_DURATION_MS,
   )
   const advertiseText = flags.advertise ?? env.EDGEPLANE_ADVERTISE ?? file.advertise
+  const totpIssuer = flags.totpIssuer ?? env.EDGEPLANE_TOTP_ISSUER ?? file.totpIssuer ?? DEFAULTS.totpIssuer
+  if (totpIssuer.trim() === '' || totpIssuer.length > 255) throw new ConfigError('TOTP issuer must be 1 to 255 characters')
   return {
     dataDir: resolve(data),
     listenHost: listen.host,
@@ -162,5 +170,6 @@ export function resolveConfig(flags: ConfigFlags, env: Record<string, string | u
     hostname: file.hostname ?? osHostname(),
     advertise: advertiseText !== undefined ? parseListen(advertiseText, 'advertise') : undefined,
     enrollmentDurationMs,
+    totpIssuer,
   }
 }

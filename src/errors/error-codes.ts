@@ -69,6 +69,11 @@ export const API_ERRORS = {
   MAX_AUTHENTICATOR_METHODS_REACHED: { status: 409, message: 'The identity already has the maximum number of authenticators of this method' },
   CAN_NOT_UPDATE_AUTHENTICATOR: { status: 409, message: 'The authenticator cannot be updated' },
   INVALID_CLIENT_CERT: { status: 400, message: 'The provided client certificate is invalid' },
+  MFA_EXISTS: { status: 409, message: 'An MFA record already exists, try removing it' },
+  // the real controller answers 400; the seed's error table says 401 for a wrong MFA code (README differences)
+  MFA_INVALID_TOKEN: { status: 401, message: 'An invalid token/code was provided' },
+  MFA_NOT_ENROLLED: { status: 409, message: 'The current identity is not enrolled in MFA' },
+  INVALID_BACKING_TOKEN_TYPE: { status: 400, message: 'The token type of the API session does not support this operation' },
   UNSUPPORTED_MEDIA: { status: 415, message: 'No suitable accept media types were detected, supports: application/json' },
 } as const satisfies Record<string, { status: number; message: string }>
 

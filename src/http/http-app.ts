@@ -32,7 +32,7 @@ export interface AppDeps {
 }
 
 const CORS_HEADERS = {
-  'access-control-allow-headers': 'content-type, accept, authorization, zt-session',
+  'access-control-allow-headers': 'content-type, accept, authorization, zt-session, mfa-validation-code',
   'access-control-allow-methods': 'GET, HEAD, POST, PUT, PATCH, DELETE',
   'access-control-allow-credentials': 'true',
 }

@@ -37,8 +37,8 @@ export interface RouteDef {
   body?: TSchema
   /** The body's media type when it is not JSON: a `text/plain` body reaches the handler as its raw text, empty or not. */
   consumes?: 'text/plain'
-  /** The success answer's media type when it is not the JSON envelope (a bare string, e.g. a JWT). */
-  produces?: 'application/jwt'
+  /** The success answer's media type when it is not the JSON envelope (a bare string, e.g. a JWT, or an image). */
+  produces?: 'application/jwt' | 'image/png'
   /** A body sent without a content type is text, not JSON (the legacy `POST /enroll` takes a bare PEM CSR). */
   untypedBodyIsText?: boolean
   query?: TSchema

@@ -9,6 +9,7 @@ export const SUB_DBS = {
   enrollments: 'identity',
   'auth-policies': 'identity',
   'auth-failures': 'identity',
+  mfas: 'identity',
   'api-sessions': 'session-registry',
   sessions: 'session-registry',
   'api-session-certs': 'session-registry',

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { API_PREFIX, type RouteDef } from '../../src/http/http-route.ts'
 import { MAX_BODY_DEPTH } from '../../src/http/http-json.ts'
-import { expectError, expectStatus, startTestServer, type TestServer } from '../support/harness.ts'
+import { AUTH_MFA_401_OFF_SPEC, expectError, expectStatus, startTestServer, type TestServer } from '../support/harness.ts'
 import { rawRequest } from '../support/raw-http.ts'
 
 let t: TestServer
@@ -31,7 +31,8 @@ describe('order of checks: access before the body', () => {
     const routes = concreteRoutes(t.server.routes).filter(({ route }) => route.access !== 'public')
     expect(routes.length).toBeGreaterThan(100)
     for (const { route, path } of routes) {
-      const res = await t.raw(route.method, path, { body: route.method === 'GET' ? undefined : {}, session: null })
+      const offSpec = route.path === '/authenticate/mfa' ? AUTH_MFA_401_OFF_SPEC : undefined
+      const res = await t.raw(route.method, path, { body: route.method === 'GET' ? undefined : {}, session: null, offSpec })
       if (res.status !== 401 || res.body?.error?.code !== 'UNAUTHORIZED') wrong.push(`${route.method} ${path}: ${res.status} ${res.text.slice(0, 120)}`)
     }
     expect(wrong).toEqual([])

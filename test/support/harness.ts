@@ -33,6 +33,12 @@ export interface RequestOptions {
   offSpec?: string
 }
 
+/**
+ * The `offSpec` reason of every refusal of `POST /authenticate/mfa`: the official specs document its 401 as the empty
+ * envelope (`{data, meta}`), which no error answer has, the real controller's included; ours is the error envelope.
+ */
+export const AUTH_MFA_401_OFF_SPEC = 'the specs document the 401 of POST /authenticate/mfa as the empty envelope; a refusal is the error envelope'
+
 export interface ApiClient {
   (method: string, path: string, opts?: RequestOptions): Promise<ApiResponse>
   get(path: string, opts?: RequestOptions): Promise<ApiResponse>

@@ -1,8 +1,9 @@
 /**
- * The identity actor: sole writer of the `identities`, `authenticators`, `enrollments`, `auth-policies` and
- * `auth-failures` sub-dbs. An identity's enrollments are part of its aggregate: made in its create transaction,
- * redeemed (enrollment removed, authenticator created) in one transaction, removed with it. Authentication policies
- * are here because identities name them (an identity's policy is checked in the same mailbox as the identity).
+ * The identity actor: sole writer of the `identities`, `authenticators`, `enrollments`, `mfas`, `auth-policies` and
+ * `auth-failures` sub-dbs. An identity's enrollments and its MFA are part of its aggregate: made in its create
+ * transaction (enrollments), redeemed (enrollment removed, authenticator created) in one transaction, removed with it.
+ * Authentication policies are here because identities name them (an identity's policy is checked in the same mailbox
+ * as the identity).
  * Handlers decide with domain/identity and domain/enrollment checks, then apply synchronously.
  */
 import { ApiError } from '../../errors/api-error.ts'
@@ -37,6 +38,8 @@ import type { Store } from '../../store/store-env.ts'
 import { Actor, type ActorBehavior, type ActorSystemDeps, type Tx } from '../runtime/actor-runtime.ts'
 import type { IdentityEvent, IdentityFields, IdentityMsg, IdentityReplies } from './identity-messages.ts'
 import { IdentityState } from './identity-state.ts'
+import { handleMfa, removeMfa } from './identity-mfa-apply.ts'
+import type { Mfa } from '../../domain/identity/identity-mfa.ts'
 
 export type IdentityActor = Actor<IdentityState, IdentityMsg, IdentityReplies, IdentityEvent, IdentityReads>
 
@@ -193,6 +196,12 @@ const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, Ident
       case 'identity.recordAuthSuccess':
         setAuthFailures(state, tx, msg.id, 0)
         return
+      case 'mfa.create':
+      case 'mfa.verify':
+      case 'mfa.accept':
+      case 'mfa.replaceRecoveryCodes':
+      case 'mfa.delete':
+        return handleMfa(state, msg, tx)
       default:
         return assertNever(msg, 'identity message')
     }
@@ -303,6 +312,7 @@ function removeIdentity(state: IdentityState, identity: Identity, tx: Tx<Identit
     tx.remove('enrollments', e.id)
   }
   setAuthFailures(state, tx, id, 0)
+  removeMfa(state, tx, id)
   state.removeIdentity(id)
   tx.remove('identities', id)
   tx.emit({ type: 'identity.deleted', identity })
@@ -488,5 +498,6 @@ export function startIdentityActor(
   for (const { value } of store.db('enrollments').getRange()) state.putEnrollment(value as Enrollment)
   for (const { value } of store.db('auth-policies').getRange()) state.authPolicies.put(value as AuthPolicy)
   for (const { key, value } of store.db('auth-failures').getRange()) state.authFailures.set(key, value as number)
+  for (const { value } of store.db('mfas').getRange()) state.putMfa(value as Mfa)
   return new Actor('identity', state, behavior, deps)
 }

@@ -9,6 +9,7 @@ import type { Enrollment } from '../../domain/enrollment/enrollment-types.ts'
 import { shareEmpty, StringPool } from '../../lib/shared-values.ts'
 import { EntityTable } from '../../lib/entity-table.ts'
 import type { AuthPolicy } from '../../domain/identity/identity-auth-policy.ts'
+import type { Mfa } from '../../domain/identity/identity-mfa.ts'
 
 /** The identity as kept in memory: empty maps and role attribute names shared (see shared-values.ts). */
 function compact(i: Identity, names: StringPool): Identity {
@@ -39,6 +40,8 @@ export class IdentityState implements IdentityReads {
   private readonly enrollmentsByIdentity = new Map<string, Set<string>>()
   private readonly certByFingerprint = new Map<string, string>()
   private readonly byExternalId = new Map<string, string>()
+  /** MFA records by identity id. */
+  private readonly mfas = new Map<string, Mfa>()
   /** Role attribute names, one string each (they repeat across most identities). */
   private readonly attributeNames = new StringPool()
   /** Identity ids in ascending order, rebuilt lazily after inserts/deletes (lists default to id order). */
@@ -109,6 +112,9 @@ export class IdentityState implements IdentityReads {
     const id = this.certByFingerprint.get(fingerprint)
     return id ? this.authenticators.get(id) : undefined
   }
+  mfaOf(identityId: string): Mfa | undefined {
+    return this.mfas.get(identityId)
+  }
   /** All identities in id order. */
   identitiesById(): Identity[] {
     if (!this.sortedIds) this.sortedIds = [...this.identities.keys()].sort()
@@ -173,6 +179,14 @@ export class IdentityState implements IdentityReads {
     if (prev.username && this.byUsername.get(prev.username) === id) this.byUsername.delete(prev.username)
     if (prev.fingerprint && this.certByFingerprint.get(prev.fingerprint) === id) this.certByFingerprint.delete(prev.fingerprint)
     this.authByIdentity.get(prev.identityId)?.delete(id)
+  }
+
+  putMfa(next: Mfa): void {
+    this.mfas.set(next.identityId, next)
+  }
+
+  removeMfa(identityId: string): void {
+    this.mfas.delete(identityId)
   }
 
   putEnrollment(next: Enrollment): void {

@@ -66,6 +66,14 @@ function behavior(timeoutMs: number): ActorBehavior<SessionRegistryState, Sessio
           }
           return
         }
+        case 'apiSession.completeMfa': {
+          const s = state.byId.get(msg.id)
+          if (!s) throw ApiError.unauthorized()
+          const next: ApiSession = { ...s, isMfaRequired: true, isMfaComplete: true, mfaCompletedAt: tx.now, updatedAt: tx.now }
+          state.put(next)
+          tx.put('api-sessions', next.tokenHash, next)
+          return { session: next }
+        }
         case 'apiSession.flushActivity': {
           for (const h of state.dirty) {
             const s = state.byTokenHash.get(h)
@@ -141,7 +149,11 @@ export function startSessionRegistryActor(
   opts: { timeoutMs: number; sweepEveryMs: number; flushEveryMs: number },
 ): { actor: SessionRegistryActor; stopTimers: () => void } {
   const state = new SessionRegistryState()
-  for (const { value } of store.db('api-sessions').getRange()) state.put(value as ApiSession)
+  // sessions stored before mfaCompletedAt existed read as null
+  for (const { value } of store.db('api-sessions').getRange()) {
+    const s = value as ApiSession
+    state.put(s.mfaCompletedAt === undefined ? { ...s, mfaCompletedAt: null } : s)
+  }
   for (const { value } of store.db('sessions').getRange()) {
     const ss = value as ServiceSession
     // a service session whose API session is gone (crash between the two writes) is not loaded

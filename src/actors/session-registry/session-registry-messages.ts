@@ -9,6 +9,11 @@ export type SessionRegistryMsg =
   /** Ends every API session of an identity: deleted (the default reason) or disabled. */
   | { type: 'apiSession.deleteForIdentity'; identityId: string; reason?: 'identity-deleted' | 'identity-disabled'; change: ChangeContext }
   | { type: 'apiSession.touch'; tokenHash: string; at: number }
+  /**
+   * The session answered its TOTP query (again, for a prompt): `isMfaRequired` and `isMfaComplete` become true (the
+   * real controller's SetMfaPassed), `mfaCompletedAt` is now. 401 UNAUTHORIZED when the session is gone.
+   */
+  | { type: 'apiSession.completeMfa'; id: string; change: ChangeContext }
   | { type: 'apiSession.flushActivity' }
   | { type: 'apiSession.sweep' }
   /** Stores a service session for a live API session; answers the existing one for the same (API session, service, type). */
@@ -29,6 +34,7 @@ export interface SessionRegistryReplies {
   'apiSession.delete': void
   'apiSession.deleteForIdentity': void
   'apiSession.touch': void
+  'apiSession.completeMfa': { session: ApiSession }
   'apiSession.flushActivity': void
   'apiSession.sweep': { removed: number }
   'session.create': { session: ServiceSession; existing: boolean }

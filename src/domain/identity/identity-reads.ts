@@ -8,6 +8,7 @@ import type { Authenticator, Identity } from './identity-types.ts'
 import type { Enrollment } from '../enrollment/enrollment-types.ts'
 import type { ReadTable } from '../../lib/entity-table.ts'
 import type { AuthPolicy, AuthPolicyLookup } from './identity-auth-policy.ts'
+import type { Mfa } from './identity-mfa.ts'
 
 /** The identity aggregate's reads: what the identity actor's `snapshot()` answers. */
 export interface IdentityReads extends IdentityLookup, AuthPolicyLookup {
@@ -40,4 +41,6 @@ export interface IdentityReads extends IdentityLookup, AuthPolicyLookup {
   authFailuresOf(identityId: string): number
   /** Ids of the identities naming an auth policy, ascending. */
   identityIdsWithAuthPolicy(policyId: string): string[]
+  /** The identity's MFA record (TOTP), Started or Verified. */
+  mfaOf(identityId: string): Mfa | undefined
 }

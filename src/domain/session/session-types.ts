@@ -16,6 +16,11 @@ export type ApiSession = DeepReadonly<{
   ipAddress: string
   isMfaRequired: boolean
   isMfaComplete: boolean
+  /**
+   * When this session last answered a TOTP or recovery code (`POST /authenticate/mfa`, or verifying the enrollment
+   * on it), epoch ms; null before. Records stored before it existed read as null.
+   */
+  mfaCompletedAt: number | null
   isCertExtendable: boolean
   tags: Record<string, unknown>
   createdAt: number

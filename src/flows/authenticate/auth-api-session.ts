@@ -17,8 +17,9 @@ import { newUuid } from '../../lib/ids.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { isDisabled, type Identity } from '../../domain/identity/identity-types.ts'
 import type { AuthPolicyRules } from '../../domain/identity/identity-auth-policy.ts'
-import type { IdentityReads } from '../../domain/identity/identity-reads.ts'
 import { hashToken, type ApiSession } from '../../domain/session/session-types.ts'
+import type { IdentityReads } from '../../domain/identity/identity-reads.ts'
+import { isMfaEnabled } from '../../domain/identity/identity-mfa.ts'
 import type { IdentityActor } from '../../actors/identity/identity-actor.ts'
 import type { SessionRegistryActor } from '../../actors/session-registry/session-registry-actor.ts'
 import type { ChangeContext } from '../../actors/runtime/actor-runtime.ts'
@@ -51,7 +52,7 @@ export const TOTP_AUTH_QUERY: AuthQuery = {
   maxLength: 6,
 }
 
-/** The second factors an identity has set up. No identity can enrol a TOTP yet (the MFA issue adds it). */
+/** The second factors an identity has set up. */
 export interface EnrolledFactors {
   readonly totp: boolean
 }
@@ -73,8 +74,9 @@ export function authPolicyOf(identity: Pick<Identity, 'authPolicyId'>, policies:
   return policy
 }
 
-export function enrolledFactorsOf(_identity: Identity): EnrolledFactors {
-  return { totp: false }
+/** A TOTP counts once its enrollment is verified. */
+export function enrolledFactorsOf(identity: Identity, identities: Pick<IdentityReads, 'mfaOf'>): EnrolledFactors {
+  return { totp: isMfaEnabled(identities.mfaOf(identity.id)) }
 }
 
 /** 401 INVALID_AUTH unless `policy` allows the primary method `kind`. */
@@ -97,14 +99,17 @@ export function decideSessionFactors(
   }
 }
 
-/** The auth queries a session still owes (what `GET /current-api-session` shows). */
+/**
+ * The auth queries a session still owes (what `GET /current-api-session` shows; one or more make it partial). What the
+ * identity had enrolled is what it had at login (`isMfaRequired`), as the real controller keeps it.
+ */
 export function pendingAuthQueries(
-  session: Pick<ApiSession, 'isMfaComplete'>,
+  session: Pick<ApiSession, 'isMfaRequired' | 'isMfaComplete'>,
   identity: Identity,
   policies: Pick<IdentityReads, 'authPolicy'>,
   extJwtOwed: AuthQuery | null = null,
 ): readonly AuthQuery[] {
-  return decideSessionFactors(authPolicyOf(identity, policies), enrolledFactorsOf(identity), { totp: session.isMfaComplete }, extJwtOwed).authQueries
+  return decideSessionFactors(authPolicyOf(identity, policies), { totp: session.isMfaRequired }, { totp: session.isMfaComplete }, extJwtOwed).authQueries
 }
 
 export interface ApiSessionFlowDeps {
@@ -139,7 +144,7 @@ export async function openApiSession(
   const policy = authPolicyOf(identity, deps.identities.snapshot())
   decidePrimaryAllowed(policy, method.kind)
   const extJwtOwed = (await deps.extJwtSecondary?.owed(identity, input.header?.('authorization') ?? null)) ?? null
-  const factors = decideSessionFactors(policy, enrolledFactorsOf(identity), { totp: false }, extJwtOwed?.query ?? null)
+  const factors = decideSessionFactors(policy, enrolledFactorsOf(identity, deps.identities.snapshot()), { totp: false }, extJwtOwed?.query ?? null)
 
   const token = newUuid()
   const by: ChangeContext = { ...change, author: identity.id }
@@ -153,6 +158,7 @@ export async function openApiSession(
       ipAddress: peer.remoteAddress,
       isMfaRequired: factors.isMfaRequired,
       isMfaComplete: factors.isMfaComplete,
+      mfaCompletedAt: null,
       isCertExtendable: primary.isCertExtendable ?? false,
       tags: {},
     },

@@ -23,6 +23,8 @@ export interface IdentityViewContext {
   /** The identity's outstanding enrollments. */
   enrollments: Iterable<Enrollment>
   hasApiSession: boolean
+  /** A verified TOTP exists (domain/identity/identity-mfa.ts isMfaEnabled). */
+  isMfaEnabled: boolean
   now: number
   /** The name of a third-party CA, for an ottca enrollment's `ca` reference (its id when unknown). */
   caName?: (caId: string) => string | undefined
@@ -66,7 +68,7 @@ export function toIdentityDetail(i: Identity, ctx: IdentityViewContext) {
     typeId: i.typeId,
     isAdmin: i.isAdmin,
     isDefaultAdmin: i.isDefaultAdmin,
-    isMfaEnabled: false,
+    isMfaEnabled: ctx.isMfaEnabled,
     authenticators,
     enrollment,
     envInfo: i.envInfo,

@@ -108,7 +108,7 @@ describe('snapshots', () => {
       type: 'apiSession.create',
       session: {
         tokenHash: 'h1', identityId: 'i1', authenticatorId: 'a1', configTypes: [], ipAddress: '127.0.0.1',
-        isMfaRequired: false, isMfaComplete: false, isCertExtendable: false, tags: {},
+        isMfaRequired: false, isMfaComplete: false, mfaCompletedAt: null, isCertExtendable: false, tags: {},
       },
       change,
     })
@@ -130,7 +130,7 @@ describe('snapshots', () => {
       type: 'apiSession.create',
       session: {
         tokenHash: 'h2', identityId: 'i1', authenticatorId: 'a1', configTypes: [], ipAddress: '127.0.0.1',
-        isMfaRequired: false, isMfaComplete: false, isCertExtendable: false, tags: {},
+        isMfaRequired: false, isMfaComplete: false, mfaCompletedAt: null, isCertExtendable: false, tags: {},
       },
       change,
     })

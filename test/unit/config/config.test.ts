@@ -69,6 +69,14 @@ describe('resolveConfig', () => {
     expect(() => resolveConfig({ enrollmentDuration: 'later' }, {})).toThrow(ConfigError)
   })
 
+  it('reads the TOTP issuer from flag, environment or file, openziti.io by default, and refuses a blank one', () => {
+    expect(resolveConfig({}, {}).totpIssuer).toBe('openziti.io')
+    expect(resolveConfig({ totpIssuer: 'flag.example' }, { EDGEPLANE_TOTP_ISSUER: 'env.example' }).totpIssuer).toBe('flag.example')
+    expect(resolveConfig({}, { EDGEPLANE_TOTP_ISSUER: 'env.example' }).totpIssuer).toBe('env.example')
+    expect(resolveConfig({ config: file('ti.yml', 'totpIssuer: Example Corp\n') }, {}).totpIssuer).toBe('Example Corp')
+    expect(() => resolveConfig({ totpIssuer: '  ' }, {})).toThrow(ConfigError)
+  })
+
   it('accepts IPv6 listen addresses in brackets', () => {
     const c = resolveConfig({ listen: '[::1]:8443' }, {})
     expect([c.listenHost, c.listenPort]).toEqual(['::1', 8443])

@@ -10,12 +10,18 @@ import { respondList } from '../../http-list.ts'
 import { route, type RouteCtx, type RouteDef } from '../../http-route.ts'
 import { API_SESSION_SYMBOLS, toApiSessionDetail, toApiSessionRow, visibleToken } from '../../mappers/api-session-mapper.ts'
 import { changeOf } from '../route-change.ts'
+import { pendingAuthQueries } from '../../../flows/authenticate/auth-api-session.ts'
 
 const ROUTES = { list: '/api-sessions', item: '/api-sessions/:id' } as const
 
 export function apiSessionRoutes(deps: { identities: IdentityActor; sessions: SessionRegistryActor }): RouteDef[] {
-  const view = (ctx: RouteCtx) => (s: ApiSession) =>
-    toApiSessionDetail(s, deps.identities.snapshot().identity(s.identityId), visibleToken(s, { session: ctx.auth.session, request: ctx.request }))
+  const view = (ctx: RouteCtx) => (s: ApiSession) => {
+    const reads = deps.identities.snapshot()
+    const identity = reads.identity(s.identityId)
+    const token = visibleToken(s, { session: ctx.auth.session, request: ctx.request })
+    // an ext-jwt second factor is owed per request (by its bearer), so only the stored factors show here
+    return toApiSessionDetail(s, identity, token, identity ? pendingAuthQueries(s, identity, reads) : [])
+  }
   return [
     route({
       method: 'GET', path: ROUTES.list, apis: ['management'], access: 'admin', tag: 'API Session', summary: 'List API sessions',

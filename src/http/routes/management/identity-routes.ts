@@ -3,6 +3,7 @@ import type { IdentityActor } from '../../../actors/identity/identity-actor.ts'
 import type { SessionRegistryActor } from '../../../actors/session-registry/session-registry-actor.ts'
 import type { IdentityFields } from '../../../actors/identity/identity-messages.ts'
 import { IDENTITY_TYPES, type Identity } from '../../../domain/identity/identity-types.ts'
+import { isMfaEnabled } from '../../../domain/identity/identity-mfa.ts'
 import { ApiError } from '../../../errors/api-error.ts'
 import type { Clock } from '../../../lib/clock.ts'
 import { ListQuery, RoleListQuery } from '../../../../schemas/common.ts'
@@ -52,6 +53,7 @@ export function identityListing(deps: Pick<IdentityRouteDeps, 'identities' | 'se
         authenticators: s().authenticatorsOf(i.id),
         enrollments: s().enrollmentsOf(i.id),
         hasApiSession: deps.sessions.snapshot().hasSession(i.id), now: deps.clock.now(),
+        isMfaEnabled: isMfaEnabled(s().mfaOf(i.id)),
         caName: deps.caName,
         authPolicyName: (id) => s().authPolicy(id)?.name,
       }),

@@ -5,6 +5,7 @@
 import type { IdentityActor } from '../../../actors/identity/identity-actor.ts'
 import type { SessionRegistryActor } from '../../../actors/session-registry/session-registry-actor.ts'
 import type { Authenticator } from '../../../domain/identity/identity-types.ts'
+import { isMfaEnabled } from '../../../domain/identity/identity-mfa.ts'
 import { ApiError } from '../../../errors/api-error.ts'
 import type { Clock } from '../../../lib/clock.ts'
 import { ListQuery } from '../../../../schemas/common.ts'
@@ -49,6 +50,7 @@ export function currentIdentityRoutes(deps: {
             authenticators: deps.identities.snapshot().authenticatorsOf(i.id),
             enrollments: deps.identities.snapshot().enrollmentsOf(i.id),
             hasApiSession: true,
+            isMfaEnabled: isMfaEnabled(deps.identities.snapshot().mfaOf(i.id)),
             now: deps.clock.now(),
             authPolicyName: (id) => deps.identities.snapshot().authPolicy(id)?.name,
           }),

@@ -1,0 +1,206 @@
+/**
+ * TOTP multi-factor authentication of the current identity: enrollment (start, verify, delete), the second factor of
+ * a session (`POST /authenticate/mfa`), recovery codes, and an admin's delete.
+ * - start: 409 MFA_EXISTS when the identity has an MFA record, Started or Verified
+ * - verify: a Started record only (else 404), with a TOTP code only (recovery codes are no credential yet); it also
+ *   completes the calling session's TOTP query (the real controller's SetMfaPassed)
+ * - authenticate/mfa: 409 MFA_NOT_ENROLLED without a Verified record; a TOTP or an unused recovery code completes the
+ *   session's TOTP query and stamps `mfaCompletedAt`; a complete session may answer again (a posture check's prompt)
+ * - a TOTP code matches within one step of now and is accepted once (RFC 6238 §5.2); a recovery code works once
+ * - delete: a Started record with no code, a Verified one with a TOTP or recovery code; admins with no code (404
+ *   without a record)
+ * - recovery codes (Verified only, else 404): reading needs a TOTP code and shows none (only hashes are kept);
+ *   regenerating takes a TOTP or recovery code, replaces all 20 and answers the new ones, the only time they are shown
+ * - every wrong, missing, stale or replayed code is refused by `refuseMfaCode`: 401 MFA_INVALID_TOKEN, counted toward
+ *   the lockout of the identity's authentication policy (auth-lockout.ts); an accepted code starts the count again
+ * Failure story: codes are checked and recovery codes hashed before the identity actor is asked; the actor decides
+ * again on the record it holds, so a step or code is used once. Verify and authenticate/mfa then mark the session in
+ * the session registry: a crash between the two commits leaves the code used and the session still owing its query,
+ * and the client answers with its next code (never the other way round: no session is complete without a used code).
+ * @see controller-behaviour.md §5; the seed's "TOTP enrollment of the current identity" table
+ */
+import { randomInt } from 'node:crypto'
+import { Secret } from 'otpauth'
+import { ApiError } from '../../errors/api-error.ts'
+import type { Clock } from '../../lib/clock.ts'
+import type { Identity } from '../../domain/identity/identity-types.ts'
+import type { ApiSession } from '../../domain/session/session-types.ts'
+import {
+  isRecoveryCodeShaped,
+  matchingTotpStep,
+  provisioningUrl,
+  RECOVERY_CODE_ALPHABET,
+  RECOVERY_CODE_COUNT,
+  RECOVERY_CODE_LENGTH,
+  type Mfa,
+  type MfaProof,
+} from '../../domain/identity/identity-mfa.ts'
+import { hashRecoveryCode, hashRecoveryCodes, newRecoveryCodeSalt } from '../../auth/auth-recovery-code.ts'
+import type { IdentityActor } from '../../actors/identity/identity-actor.ts'
+import type { SessionRegistryActor } from '../../actors/session-registry/session-registry-actor.ts'
+import type { ChangeContext } from '../../actors/runtime/actor-runtime.ts'
+import { recordFailedAttempt, recordSuccess } from './auth-lockout.ts'
+
+export interface MfaFlowDeps {
+  identities: IdentityActor
+  sessions: SessionRegistryActor
+  clock: Clock
+  /** The issuer of provisioning URLs (config `totpIssuer`). */
+  issuer: string
+}
+
+/** Who is asking: the caller's identity and API session. */
+export interface MfaCaller {
+  identity: Identity
+  session: ApiSession
+}
+
+export interface MfaFlows {
+  /** Starts the enrollment; answers the new record's id. */
+  enroll(identity: Identity, change: ChangeContext): Promise<{ id: string }>
+  /** The caller's record; 404 when it has none. */
+  recordOf(identity: Identity): Mfa
+  /** The provisioning URL of a Started record; 404 when there is none or it is Verified. */
+  provisioningUrlOf(identity: Identity): string
+  verify(caller: MfaCaller, code: string | undefined, change: ChangeContext): Promise<void>
+  authenticate(caller: MfaCaller, code: string | undefined, change: ChangeContext): Promise<void>
+  remove(identity: Identity, code: string | undefined, change: ChangeContext): Promise<void>
+  removeByAdmin(identityId: string, change: ChangeContext): Promise<void>
+  /** The recovery codes that can be shown after a TOTP code: none, since only their hashes are kept. */
+  readRecoveryCodes(identity: Identity, code: string | undefined, change: ChangeContext): Promise<{ mfa: Mfa; recoveryCodes: string[] }>
+  regenerateRecoveryCodes(identity: Identity, code: string | undefined, change: ChangeContext): Promise<{ recoveryCodes: string[] }>
+}
+
+/**
+ * The one answer to a wrong (or missing) MFA code, wherever it was given: 401 MFA_INVALID_TOKEN, after counting the
+ * attempt toward the lockout of the identity's authentication policy (which may disable it and end its sessions).
+ */
+export async function refuseMfaCode(deps: MfaFlowDeps, identity: Identity, change: ChangeContext): Promise<never> {
+  await recordFailedAttempt(deps, identity.id, change)
+  throw new ApiError('MFA_INVALID_TOKEN')
+}
+
+/** RECOVERY_CODE_COUNT distinct fresh recovery codes. */
+export function newRecoveryCodes(): string[] {
+  const codes = new Set<string>()
+  while (codes.size < RECOVERY_CODE_COUNT) {
+    codes.add(Array.from({ length: RECOVERY_CODE_LENGTH }, () => RECOVERY_CODE_ALPHABET[randomInt(RECOVERY_CODE_ALPHABET.length)]).join(''))
+  }
+  return [...codes]
+}
+
+export function createMfaFlows(deps: MfaFlowDeps): MfaFlows {
+  const recordOf = (identity: Identity): Mfa => {
+    const mfa = deps.identities.snapshot().mfaOf(identity.id)
+    if (!mfa) throw ApiError.notFound()
+    return mfa
+  }
+  const verifiedOf = (identity: Identity): Mfa => {
+    const mfa = recordOf(identity)
+    if (!mfa.isVerified) throw ApiError.notFound()
+    return mfa
+  }
+
+  /** What proves `code` on `mfa`: a TOTP step, else (when allowed) a recovery code's hash; undefined for neither. */
+  const proofOf = async (mfa: Mfa, code: string | undefined, allowRecovery: boolean): Promise<MfaProof | undefined> => {
+    if (!code) return undefined
+    const step = matchingTotpStep(mfa, code, deps.clock.now())
+    if (step !== undefined) return { kind: 'totp', step }
+    if (allowRecovery && mfa.isVerified && isRecoveryCodeShaped(code)) return { kind: 'recovery', hash: await hashRecoveryCode(code, mfa.recoveryCodeSalt) }
+    return undefined
+  }
+
+  /** `accepted` from the actor (the identity's failed-attempt count starts again), or the refusal. */
+  const settle = async (result: { accepted: boolean }, identity: Identity, change: ChangeContext): Promise<void> => {
+    if (!result.accepted) await refuseMfaCode(deps, identity, change)
+    await recordSuccess(deps, identity.id, change)
+  }
+
+  return {
+    async enroll(identity, change) {
+      // before any work: the common refusal needs no secret
+      if (deps.identities.snapshot().mfaOf(identity.id)) throw new ApiError('MFA_EXISTS')
+      const secret = new Secret({ size: 10 }).base32
+      return deps.identities.ask({
+        type: 'mfa.create',
+        identityId: identity.id,
+        secret,
+        recoveryCodes: newRecoveryCodes(),
+        recoveryCodeSalt: newRecoveryCodeSalt(),
+        change,
+      })
+    },
+
+    recordOf,
+
+    provisioningUrlOf(identity) {
+      const mfa = recordOf(identity)
+      if (mfa.isVerified) throw ApiError.notFound()
+      return provisioningUrl(deps.issuer, identity.name, mfa.secret)
+    },
+
+    async verify(caller, code, change) {
+      const mfa = recordOf(caller.identity)
+      if (mfa.isVerified) throw ApiError.notFound()
+      const proof = await proofOf(mfa, code, false)
+      if (proof?.kind !== 'totp') return refuseMfaCode(deps, caller.identity, change)
+      const recoveryCodeHashes = await hashRecoveryCodes(mfa.recoveryCodes, mfa.recoveryCodeSalt)
+      const result = await deps.identities.ask({ type: 'mfa.verify', identityId: caller.identity.id, mfaId: mfa.id, step: proof.step, recoveryCodeHashes, change })
+      await settle(result, caller.identity, change)
+      await deps.sessions.ask({ type: 'apiSession.completeMfa', id: caller.session.id, change })
+    },
+
+    async authenticate(caller, code, change) {
+      const mfa = deps.identities.snapshot().mfaOf(caller.identity.id)
+      if (!mfa?.isVerified) throw new ApiError('MFA_NOT_ENROLLED')
+      const proof = await proofOf(mfa, code, true)
+      if (!proof) return refuseMfaCode(deps, caller.identity, change)
+      const result = await deps.identities.ask({ type: 'mfa.accept', identityId: caller.identity.id, mfaId: mfa.id, proof, allowRecovery: true, change })
+      await settle(result, caller.identity, change)
+      await deps.sessions.ask({ type: 'apiSession.completeMfa', id: caller.session.id, change })
+    },
+
+    async remove(identity, code, change) {
+      const mfa = recordOf(identity)
+      let proof: MfaProof | null = null
+      if (mfa.isVerified) {
+        proof = (await proofOf(mfa, code, true)) ?? null
+        if (!proof) return refuseMfaCode(deps, identity, change)
+      }
+      await settle(await deps.identities.ask({ type: 'mfa.delete', identityId: identity.id, mfaId: mfa.id, proof, change }), identity, change)
+    },
+
+    async removeByAdmin(identityId, change) {
+      await deps.identities.ask({ type: 'mfa.delete', identityId, proof: 'admin', change })
+    },
+
+    async readRecoveryCodes(identity, code, change) {
+      const mfa = verifiedOf(identity)
+      const proof = await proofOf(mfa, code, false)
+      if (!proof) return refuseMfaCode(deps, identity, change)
+      const result = await deps.identities.ask({ type: 'mfa.accept', identityId: identity.id, mfaId: mfa.id, proof, allowRecovery: false, change })
+      await settle(result, identity, change)
+      return { mfa: recordOf(identity), recoveryCodes: [] }
+    },
+
+    async regenerateRecoveryCodes(identity, code, change) {
+      const mfa = verifiedOf(identity)
+      const proof = await proofOf(mfa, code, true)
+      if (!proof) return refuseMfaCode(deps, identity, change)
+      const recoveryCodes = newRecoveryCodes()
+      const recoveryCodeSalt = newRecoveryCodeSalt()
+      const recoveryCodeHashes = await hashRecoveryCodes(recoveryCodes, recoveryCodeSalt)
+      const result = await deps.identities.ask({
+        type: 'mfa.replaceRecoveryCodes',
+        identityId: identity.id,
+        mfaId: mfa.id,
+        proof,
+        recoveryCodeSalt,
+        recoveryCodeHashes,
+        change,
+      })
+      await settle(result, identity, change)
+      return { recoveryCodes }
+    },
+  }
+}
