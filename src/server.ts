@@ -47,6 +47,11 @@ import { servicePolicyRoutes } from './http/routes/management/service-policy-rou
 import { edgeRouterPolicyRoutes } from './http/routes/management/edge-router-policy-routes.ts'
 import { serviceEdgeRouterPolicyRoutes } from './http/routes/management/service-edge-router-policy-routes.ts'
 import { caRoutes } from './http/routes/management/ca-routes.ts'
+import { postureCheckRoutes } from './http/routes/management/posture-check-routes.ts'
+import { identityPostureRoutes } from './http/routes/management/identity-posture-routes.ts'
+import { postureResponseRoutes } from './http/routes/client/posture-response-routes.ts'
+import { startPostureDataRegistry } from './actors/posture-data/posture-data-registry.ts'
+import { createPostureEvaluator } from './flows/posture/posture-evaluate.ts'
 import type { IdentityEvent } from './actors/identity/identity-messages.ts'
 import { hashPassword, prepareDummyHash } from './auth/auth-password.ts'
 import { startCaActor } from './actors/ca/ca-actor.ts'
@@ -111,6 +116,11 @@ export interface RunningServer {
   sweepSessions(): Promise<void>
   /** Removes service sessions whose access was lost, now (the timer does it every few seconds). */
   enforcePolicies(): Promise<void>
+  /**
+   * Marks an API session's MFA as completed now (`isMfaComplete`, `mfaCompletedAt`), as a TOTP code at
+   * `POST /authenticate/mfa` does: lets tests drive MFA posture checks through the session registry.
+   */
+  completeMfa(apiSessionId: string): Promise<void>
   stop(): Promise<void>
 }
 
@@ -178,8 +188,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     services: g0.services.values(),
     edgeRouters: g0.edgeRouters.values(),
     policies: g0.indexPolicies(),
+    postureChecks: g0.postureChecks.values(),
   })
   const reads = policyResolver.reads
+  // posture data and refused requests: memory only, gone with their API session / identity
+  const postureData = startPostureDataRegistry(bus)
+  const posture = postureData.registry
+  const postureEvaluator = createPostureEvaluator({ graph, reads, posture })
   // the policy enforcer: service sessions whose identity lost the permission they were made for are removed
   const enforcePolicies = async () => {
     const ids = sessionsWithoutAccess(sessions.snapshot().serviceSessions.values(), reads)
@@ -247,8 +262,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...externalJwtSignerRoutes(),
     ...enrollRoutes({ enrollments, routerEnrollments }),
     ...enrollmentRoutes({ identities, enrollments, clock }),
-    ...clientServiceRoutes({ graph, reads, tokens, clock, startedAt }),
-    ...sessionRoutes({ graph, sessions, reads, tokens, clock }),
+    ...clientServiceRoutes({ graph, reads, tokens, clock, startedAt, posture: postureEvaluator }),
+    ...sessionRoutes({
+      graph, sessions, reads, tokens, clock,
+      posture: { evaluator: postureEvaluator, posture, policyName: (id) => graph.snapshot().servicePolicies.get(id)?.name ?? id },
+    }),
     ...apiSessionCertificateRoutes({ sessions, sessionCertificates }),
     ...identityPolicyRoutes(graphRouteDeps),
     ...configTypeRoutes(graphRouteDeps),
@@ -262,6 +280,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...serviceEdgeRouterPolicyRoutes(graphRouteDeps),
     ...roleAttributeRoutes({ reads }),
     ...caRoutes({ ca, clock, issuer: () => baseUrl }),
+    ...postureCheckRoutes({ ...graphRouteDeps, startedAt }),
+    ...postureResponseRoutes({ graph, reads, posture, evaluator: postureEvaluator, clock }),
+    ...identityPostureRoutes({ identities, sessions, posture }),
   )
   const caCertsBody = buildCertsOnlyPkcs7(ownCas)
   const cacerts = () =>
@@ -306,12 +327,16 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       await sessions.ask({ type: 'apiSession.sweep' })
     },
     enforcePolicies,
+    async completeMfa(apiSessionId) {
+      await sessions.ask({ type: 'apiSession.mfaCompleted', id: apiSessionId, at: clock.now(), change: { author: 'system', source: 'system' } })
+    },
     async stop() {
       if (stopped) return
       stopped = true
       await listener.close()
       clearInterval(enforcer)
       policyResolver.stop()
+      postureData.stop()
       sessionRegistry.stopTimers()
       await sessions.ask({ type: 'apiSession.flushActivity' })
       await Promise.all([identities.stop(), sessions.stop(), graph.stop(), ca.stop()])

@@ -19,6 +19,7 @@ export const SUB_DBS = {
   'edge-router-policies': 'policy-graph',
   'service-edge-router-policies': 'policy-graph',
   'service-config-overrides': 'policy-graph',
+  'posture-checks': 'policy-graph',
   cas: 'ca',
 } as const
 

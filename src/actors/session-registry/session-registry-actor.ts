@@ -41,7 +41,7 @@ function behavior(timeoutMs: number): ActorBehavior<SessionRegistryState, Sessio
     handle(state, msg, tx) {
       switch (msg.type) {
         case 'apiSession.create': {
-          const s: ApiSession = { ...msg.session, id: newCuid(tx.now), createdAt: tx.now, updatedAt: tx.now, lastActivityAt: tx.now }
+          const s: ApiSession = { ...msg.session, mfaCompletedAt: null, id: newCuid(tx.now), createdAt: tx.now, updatedAt: tx.now, lastActivityAt: tx.now }
           state.put(s)
           tx.put('api-sessions', s.tokenHash, s)
           tx.emit({ type: 'apiSession.created', session: s })
@@ -51,6 +51,14 @@ function behavior(timeoutMs: number): ActorBehavior<SessionRegistryState, Sessio
           const s = state.byId.get(msg.id)
           if (!s) throw ApiError.notFound()
           remove(state, s, msg.change.source === 'rest' && msg.change.author === s.identityId ? 'logout' : 'admin', tx)
+          return
+        }
+        case 'apiSession.mfaCompleted': {
+          const s = state.byId.get(msg.id)
+          if (!s) throw ApiError.notFound()
+          const next: ApiSession = { ...s, isMfaComplete: true, mfaCompletedAt: msg.at, updatedAt: tx.now }
+          state.put(next)
+          tx.put('api-sessions', next.tokenHash, next)
           return
         }
         case 'apiSession.deleteForIdentity': {
@@ -141,7 +149,11 @@ export function startSessionRegistryActor(
   opts: { timeoutMs: number; sweepEveryMs: number; flushEveryMs: number },
 ): { actor: SessionRegistryActor; stopTimers: () => void } {
   const state = new SessionRegistryState()
-  for (const { value } of store.db('api-sessions').getRange()) state.put(value as ApiSession)
+  // sessions stored before MFA posture checks have no mfaCompletedAt: read as none
+  for (const { value } of store.db('api-sessions').getRange()) {
+    const s = value as ApiSession
+    state.put(s.mfaCompletedAt === undefined ? { ...s, mfaCompletedAt: null } : s)
+  }
   for (const { value } of store.db('sessions').getRange()) {
     const ss = value as ServiceSession
     // a service session whose API session is gone (crash between the two writes) is not loaded

@@ -4,7 +4,9 @@ import type { ApiSession, ApiSessionCertificate } from '../../domain/session/ses
 import type { ServiceSession } from '../../domain/session/service-session-types.ts'
 
 export type SessionRegistryMsg =
-  | { type: 'apiSession.create'; session: Omit<ApiSession, 'id' | 'createdAt' | 'updatedAt' | 'lastActivityAt'>; change: ChangeContext }
+  | { type: 'apiSession.create'; session: Omit<ApiSession, 'id' | 'createdAt' | 'updatedAt' | 'lastActivityAt' | 'mfaCompletedAt'>; change: ChangeContext }
+  /** The session's client answered an MFA code at `at`: `isMfaComplete` becomes true and `mfaCompletedAt` is `at`. */
+  | { type: 'apiSession.mfaCompleted'; id: string; at: number; change: ChangeContext }
   | { type: 'apiSession.delete'; id: string; change: ChangeContext }
   | { type: 'apiSession.deleteForIdentity'; identityId: string; change: ChangeContext }
   | { type: 'apiSession.touch'; tokenHash: string; at: number }
@@ -26,6 +28,7 @@ export type SessionRegistryMsg =
 export interface SessionRegistryReplies {
   'apiSession.create': { id: string; session: ApiSession }
   'apiSession.delete': void
+  'apiSession.mfaCompleted': void
   'apiSession.deleteForIdentity': void
   'apiSession.touch': void
   'apiSession.flushActivity': void

@@ -22,6 +22,7 @@ export type StoreName =
   | 'serviceEdgeRouterPolicies'
   | 'identities'
   | 'cas'
+  | 'postureChecks'
 
 /** A required, unique name. `idByName` answers the id holding a name; `selfId` is the entity being updated. */
 export function decideName(

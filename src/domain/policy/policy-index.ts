@@ -37,6 +37,8 @@ interface Entry {
   sides: Side[]
   /** The two sides the relation joins, when the policy kind has one. */
   pair: { rel: Relation; a: Side; b: Side }
+  /** The posture checks it selects, as of `stamp` (service policies; see membersOf). */
+  checks?: { stamp: number; ids: readonly string[] }
 }
 
 type PerKind<T> = Record<EntityKind, T>
@@ -55,6 +57,8 @@ export class PolicyIndex implements PolicyReads {
   /** Identities that changed on their own (created, moved class, overrides): own mark and when they joined their class. */
   private readonly personal = new Map<string, { own: number | undefined; joinedAt: number }>()
   private lastStamp = 0
+  /** Grows whenever a posture check joins, leaves or changes class, or a policy changes: cached check lists are stale. */
+  private postureStamp = 0
   private opStamp: number | null = null
   /** Identity classes whose Dial/Bind partners were touched in the current operation → their view before it. */
   private touched: Map<EntityClass, string> | null = null
@@ -188,20 +192,29 @@ export class PolicyIndex implements PolicyReads {
   }
 
   membersOf(policyId: string, kind: EntityKind): readonly string[] {
-    const side = this.entries.get(policyId)?.sides.find((s) => s.kind === kind)
-    return side ? unionMembers(side.classes) : []
+    const entry = this.entries.get(policyId)
+    const side = entry?.sides.find((s) => s.kind === kind)
+    if (!side) return []
+    if (kind !== 'posture-check') return unionMembers(side.classes)
+    // the checks gating a policy are read for every service row a client lists: kept until a check or policy changes
+    if (entry!.checks?.stamp !== this.postureStamp) entry!.checks = { stamp: this.postureStamp, ids: unionMembers(side.classes) }
+    return entry!.checks.ids
   }
 
   policiesLinking(identityId: string, serviceId: string, type: PolicyType): readonly string[] {
     const ic = this.classOf.identity.get(identityId)
+    const rel = type === 'Dial' ? 'dial' : 'bind'
     const sc = this.classOf.service.get(serviceId)
-    if (!ic || !sc || ic.count(type === 'Dial' ? 'dial' : 'bind', sc) === 0) return []
-    const out: string[] = []
-    for (const pid of ic.policies) {
-      const e = this.entries.get(pid)!
-      if (e.policy.kind === 'service-policy' && e.policy.type === type && e.pair.b.classes.has(sc)) out.push(pid)
-    }
-    return out.sort()
+    if (!ic || !sc || ic.count(rel, sc) === 0) return []
+    // per pair of classes: bump() drops the entry whenever a policy joins or leaves the pair
+    return this.cached(ic, linkKey(rel, sc), () => {
+      const out: string[] = []
+      for (const pid of ic.policies) {
+        const e = this.entries.get(pid)!
+        if (e.policy.kind === 'service-policy' && e.policy.type === type && e.pair.b.classes.has(sc)) out.push(pid)
+      }
+      return out.sort()
+    })
   }
 
   attributesInUse(kind: EntityKind): readonly string[] {
@@ -317,6 +330,7 @@ export class PolicyIndex implements PolicyReads {
       this.noteViewers(to)
     }
     if (from) this.leave(kind, id, from)
+    if (kind === 'posture-check') this.postureStamp++
     to.add(id)
     this.classOf[kind].set(id, to)
     this.dropPartnerCaches(to)
@@ -324,6 +338,7 @@ export class PolicyIndex implements PolicyReads {
   }
 
   private leave(kind: EntityKind, id: string, from: EntityClass): void {
+    if (kind === 'posture-check') this.postureStamp++
     from.remove(id)
     this.dropPartnerCaches(from)
     for (const a of from.attrs) this.useAttr(kind, a, -1)
@@ -374,6 +389,7 @@ export class PolicyIndex implements PolicyReads {
   }
 
   private install(e: Entry): void {
+    this.postureStamp++
     this.entries.set(e.policy.id, e)
     for (const s of e.sides) {
       this.bySideKind[s.kind].add(e)
@@ -416,6 +432,8 @@ export class PolicyIndex implements PolicyReads {
     if (n === 0 || n === d) {
       x.cache.clear()
       y.cache.clear()
+    } else if (rel === 'dial' || rel === 'bind') {
+      x.cache.delete(linkKey(rel, y))
     }
   }
 
@@ -483,6 +501,9 @@ function view(ic: EntityClass): string {
   }
   return `${digest('dial')}|${digest('bind')}`
 }
+
+/** Cache key of the policies linking an identity class to service class `sc` for a relation. */
+const linkKey = (rel: Relation, sc: EntityClass) => `links\u0000${rel}\u0000${sc.key}`
 
 function selects(side: Side, semantic: Semantic, c: EntityClass): boolean {
   const r = side.roles

@@ -16,6 +16,8 @@ export type ApiSession = DeepReadonly<{
   ipAddress: string
   isMfaRequired: boolean
   isMfaComplete: boolean
+  /** Epoch ms of the last successful TOTP or recovery code on this session; null when none (read by MFA posture checks). */
+  mfaCompletedAt: number | null
   isCertExtendable: boolean
   tags: Record<string, unknown>
   createdAt: number

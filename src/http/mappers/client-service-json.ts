@@ -90,7 +90,7 @@ export class ClientServiceJson {
     const key = permissions.join(',')
     t = this.permissionTexts.get(key)
     if (!t) {
-      t = utf8(`,"permissions":${JSON.stringify(permissions)},"postureQueries":${JSON.stringify(postureQueries(permissions, false, () => []))}}`)
+      t = utf8(`,"permissions":${JSON.stringify(permissions)},"postureQueries":${JSON.stringify(postureQueries(permissions, undefined))}}`)
       this.permissionTexts.set(key, t)
     }
     this.permissionTextsByRef.set(permissions, t)

@@ -58,21 +58,17 @@ export interface PostureQueryEntry {
   postureQueries: unknown[]
 }
 
-/** One entry per granting policy; with no posture check anywhere, one placeholder per permission (as the real one). */
+/**
+ * The service's postureQueries: with no posture check anywhere (`entriesFor` undefined), one placeholder per
+ * permission, as the real controller; otherwise the entries `entriesFor` gives per permission (one per granting
+ * policy).
+ */
 export function postureQueries(
   permissions: readonly Permission[],
-  anyPostureChecks: boolean,
-  policiesFor: (type: Permission) => readonly string[],
+  entriesFor: ((type: Permission) => PostureQueryEntry[]) | undefined,
 ): PostureQueryEntry[] {
-  const out: PostureQueryEntry[] = []
-  for (const type of permissions) {
-    if (!anyPostureChecks) {
-      out.push({ policyId: `dummy ${type.toLowerCase()} policy: no posture checks defined`, policyType: type, isPassing: true, postureQueries: [] })
-      continue
-    }
-    for (const policyId of policiesFor(type)) out.push({ policyId, policyType: type, isPassing: true, postureQueries: [] })
-  }
-  return out
+  if (entriesFor) return permissions.flatMap(entriesFor)
+  return permissions.map((type) => ({ policyId: `dummy ${type.toLowerCase()} policy: no posture checks defined`, policyType: type, isPassing: true, postureQueries: [] }))
 }
 
 export function toClientServiceDetail(

@@ -6,6 +6,8 @@ import type { PolicyGraphActor } from '../../../actors/policy-graph/policy-graph
 import type { PolicyReads } from '../../../domain/policy/policy-reads.ts'
 import type { Router, Service } from '../../../domain/policy/policy-types.ts'
 import type { SessionTokens } from '../../../flows/sessions/session-token.ts'
+import type { PostureEvaluator } from '../../../flows/posture/posture-evaluate.ts'
+import type { ApiSession } from '../../../domain/session/session-types.ts'
 import { ApiError } from '../../../errors/api-error.ts'
 import type { Clock } from '../../../lib/clock.ts'
 import { ListQuery, ServiceListQuery } from '../../../../schemas/common.ts'
@@ -14,6 +16,7 @@ import { listOfJson, ok, okJson, type JsonBody } from '../../http-envelope.ts'
 import { listPage, respondList, selectPage } from '../../http-list.ts'
 import { route, type RouteCtx, type RouteDef } from '../../http-route.ts'
 import { iso } from '../../mappers/common-mapper.ts'
+import { toPostureQuery } from '../../mappers/posture-mapper.ts'
 import { SERVICE_SYMBOLS, toServiceRow } from '../../mappers/service-mapper.ts'
 import { EDGE_ROUTER_SYMBOLS, toEdgeRouterRow } from '../../mappers/router-mapper.ts'
 import { TERMINATOR_SYMBOLS, toTerminatorDetail, toTerminatorRow } from '../../mappers/terminator-mapper.ts'
@@ -32,6 +35,7 @@ export interface ClientServiceDeps {
   tokens: SessionTokens
   clock: Clock
   startedAt: number
+  posture: PostureEvaluator
 }
 
 /** Binary search in a sorted id list. */
@@ -56,18 +60,27 @@ export function clientServiceRoutes(deps: ClientServiceDeps): RouteDef[] {
     return s
   }
   const rendered = new ClientServiceJson()
-  /** Writes a service's JSON text as `identityId` sees it, for the config types it asked for. */
-  const jsonFor = (identityId: string, configTypes: readonly string[]) => {
+  /** Writes a service's JSON text as the session's identity sees it, for the config types it asked for. */
+  const jsonFor = (session: ApiSession, configTypes: readonly string[]) => {
     const l = lookups()
+    const identityId = session.identityId
+    const now = deps.clock.now()
     const viewer: ClientServiceViewer = {
       identityId,
       selection: selectConfigTypes(configTypes, l),
       lookups: l,
       overridden: new Set(deps.graph.snapshot().overridesOf(identityId).map((o) => o.serviceId)),
-      postureQueries:
-        deps.reads.countOf('posture-check') > 0
-          ? (s, permissions) => postureQueries(permissions, true, (t) => deps.reads.policiesLinking(identityId, s.id, t))
-          : undefined,
+      postureQueries: deps.posture.anyChecks()
+        ? (s, permissions) =>
+            postureQueries(permissions, (type) =>
+              deps.posture.policies(session, s.id, type, now).map((p) => ({
+                policyId: p.policyId,
+                policyType: p.policyType,
+                isPassing: p.isPassing,
+                postureQueries: p.checks.map((c) => toPostureQuery(c.check, c.result)),
+              })),
+            )
+        : undefined,
     }
     return (s: Service, body: JsonBody) => rendered.write(s, deps.reads.permissionsOf(identityId, s.id), viewer, body)
   }
@@ -105,14 +118,14 @@ export function clientServiceRoutes(deps: ClientServiceDeps): RouteDef[] {
           toRow: toServiceRow,
           roleOf: (s) => s,
         })
-        return listOfJson(page, jsonFor(identityId, askedTypes(ctx as RouteCtx<unknown, { configTypes?: string | string[] }>)), result, Object.keys(SERVICE_SYMBOLS))
+        return listOfJson(page, jsonFor(ctx.auth.session, askedTypes(ctx as RouteCtx<unknown, { configTypes?: string | string[] }>)), result, Object.keys(SERVICE_SYMBOLS))
       },
     }),
     route({
       method: 'GET', path: '/services/:id', apis: ['client'], access: 'session', tag: 'Service', summary: 'A service the caller may use',
       handle: (ctx) => {
         const s = visible(ctx, ctx.params.id)
-        const write = jsonFor(ctx.auth.identity.id, askedTypes(ctx as RouteCtx<unknown, { configTypes?: string | string[] }>))
+        const write = jsonFor(ctx.auth.session, askedTypes(ctx as RouteCtx<unknown, { configTypes?: string | string[] }>))
         return okJson((body) => write(s, body))
       },
     }),

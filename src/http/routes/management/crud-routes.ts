@@ -100,14 +100,14 @@ export function found<T>(t: T | undefined): T {
   return t
 }
 
-/** Names for `*RolesDisplay`: identities from the identity actor, services and edge routers from the graph. */
+/** Names for `*RolesDisplay`: identities from the identity actor, services, edge routers and posture checks from the graph. */
 export function nameOf(deps: Pick<GraphRouteDeps, 'graph' | 'identities'>): NameOf {
   return (kind: EntityKind, id: string) => {
     if (kind === 'identity') return deps.identities.snapshot().identity(id)?.name
     const g = deps.graph.snapshot()
     if (kind === 'service') return g.services.get(id)?.name
     if (kind === 'router') return g.edgeRouters.get(id)?.name
-    return undefined
+    return g.postureChecks.get(id)?.name
   }
 }
 
@@ -143,7 +143,7 @@ export function subListRoute<T>(def: {
 }
 
 /** Graph aggregates whose writes follow `<agg>.create|update|delete` with plain input fields. */
-export type GraphAggregate = 'configType' | 'config' | 'service' | 'terminator' | 'servicePolicy' | 'edgeRouterPolicy' | 'serviceEdgeRouterPolicy'
+export type GraphAggregate = 'configType' | 'config' | 'service' | 'terminator' | 'servicePolicy' | 'edgeRouterPolicy' | 'serviceEdgeRouterPolicy' | 'postureCheck'
 
 /** The create, update and remove calls of a CrudDef that only forward the body's fields to the graph actor. */
 export function graphWrites(deps: Pick<GraphRouteDeps, 'graph'>, agg: GraphAggregate, toFields: (body: object) => object) {

@@ -1,0 +1,147 @@
+/**
+ * Posture records → wire: posture check types, posture checks (common fields plus the kind's), posture queries of
+ * the service lists, identity posture data and failed service requests.
+ * @see edge-api management.yml postureCheckTypeDetail, postureCheckDetail and kinds, postureQuery, postureData,
+ *   failedServiceRequest
+ */
+import type { PostureCheck, PostureCheckType, PostureData, FailedServiceRequest, CheckResult } from '../../domain/posture/posture-types.ts'
+import { isoOrNever, toWireProcess } from '../../domain/posture/posture-eval.ts'
+import { selfLink } from '../http-envelope.ts'
+import { BASE_SYMBOLS, iso } from './common-mapper.ts'
+
+/** The fields the filter language knows on posture checks. */
+export const POSTURE_CHECK_SYMBOLS = { ...BASE_SYMBOLS, name: 'string', typeId: 'string', roleAttributes: 'set', version: 'number' } as const
+export const POSTURE_CHECK_TYPE_SYMBOLS = { ...BASE_SYMBOLS, name: 'string' } as const
+
+export function toPostureCheckTypeDetail(t: PostureCheckType, at: number) {
+  return {
+    id: t.id,
+    createdAt: iso(at),
+    updatedAt: iso(at),
+    _links: selfLink('posture-check-types', t.id),
+    tags: {},
+    name: t.name,
+    operatingSystems: t.operatingSystems,
+    version: '1',
+  }
+}
+
+export function toPostureCheckTypeRow(t: PostureCheckType, at: number): Record<string, unknown> {
+  return { id: t.id, name: t.name, createdAt: at, updatedAt: at, tags: {}, isSystem: true }
+}
+
+/** The kind fields of a check as the wire names them. */
+function kindFields(c: PostureCheck) {
+  switch (c.typeId) {
+    case 'OS':
+      return { operatingSystems: c.operatingSystems }
+    case 'PROCESS':
+      return { process: toWireProcess(c.process) }
+    case 'PROCESS_MULTI':
+      return { semantic: c.semantic, processes: c.processes }
+    case 'DOMAIN':
+      return { domains: c.domains }
+    case 'MAC':
+      return { macAddresses: c.macAddresses }
+    case 'MFA':
+      return { timeoutSeconds: c.timeoutSeconds, promptOnWake: c.promptOnWake, promptOnUnlock: c.promptOnUnlock, ignoreLegacyEndpoints: c.ignoreLegacyEndpoints }
+  }
+}
+
+export function toPostureCheckDetail(c: PostureCheck) {
+  return {
+    id: c.id,
+    createdAt: iso(c.createdAt),
+    updatedAt: iso(c.updatedAt),
+    _links: selfLink('posture-checks', c.id),
+    tags: c.tags ?? {},
+    name: c.name,
+    typeId: c.typeId,
+    roleAttributes: c.roleAttributes,
+    version: c.version,
+    ...kindFields(c),
+  }
+}
+
+export function toPostureCheckRow(c: PostureCheck): Record<string, unknown> {
+  return {
+    id: c.id, name: c.name, createdAt: c.createdAt, updatedAt: c.updatedAt, tags: c.tags ?? {}, isSystem: false,
+    typeId: c.typeId, roleAttributes: c.roleAttributes ?? [], version: c.version,
+  }
+}
+
+/** One posture query of a service's postureQueries entry: the check and how the caller's session fares. */
+export function toPostureQuery(c: PostureCheck, r: CheckResult) {
+  return {
+    id: c.id,
+    createdAt: iso(c.createdAt),
+    updatedAt: iso(c.updatedAt),
+    _links: selfLink('posture-checks', c.id),
+    tags: c.tags ?? {},
+    queryType: c.typeId,
+    isPassing: r.isPassing,
+    timeout: r.timeout,
+    timeoutRemaining: r.timeoutRemaining,
+    timeoutAt: r.timeoutAt === null ? null : iso(r.timeoutAt),
+    ...(c.typeId === 'PROCESS' ? { process: { osType: c.process.osType, path: c.process.path } } : {}),
+    ...(c.typeId === 'PROCESS_MULTI' ? { processes: c.processes.map((p) => ({ osType: p.osType, path: p.path })) } : {}),
+    ...(c.typeId === 'MFA' ? { promptOnWake: c.promptOnWake, promptOnUnlock: c.promptOnUnlock } : {}),
+  }
+}
+
+/** One API session's share of an identity's posture data (management.yml apiSessionPostureData). */
+export function toApiSessionPostureData(apiSessionId: string, d: PostureData | undefined, mfa: { isMfaComplete: boolean; mfaCompletedAt: number | null }) {
+  const passedAt = mfa.isMfaComplete ? mfa.mfaCompletedAt : null
+  return {
+    mfa: {
+      apiSessionId,
+      passedMfa: passedAt !== null,
+      passedOnWake: passedAt !== null && (d?.wokenAt ?? null) !== null && passedAt >= d!.wokenAt!,
+      passedOnUnlock: passedAt !== null && (d?.unlockedAt ?? null) !== null && passedAt >= d!.unlockedAt!,
+      passedAt: isoOrNever(passedAt),
+    },
+    endpointState: { wokenAt: isoOrNever(d?.wokenAt), unlockedAt: isoOrNever(d?.unlockedAt) },
+    ...(d?.sdkInfo ? { sdkInfo: d.sdkInfo } : {}),
+  }
+}
+
+/**
+ * An identity's posture data: the most recent OS, domain, MAC and process reports over its API sessions, and each
+ * session's MFA and endpoint state. Never-reported parts read as empty values at the zero time, as the real one.
+ */
+export function toPostureData(sessions: readonly { id: string; isMfaComplete: boolean; mfaCompletedAt: number | null; data: PostureData | undefined }[]) {
+  const latest = <T extends { at: number }>(pick: (d: PostureData) => T | null | undefined): T | undefined => {
+    let best: T | undefined
+    for (const s of sessions) {
+      const v = s.data ? pick(s.data) : undefined
+      if (v && (!best || v.at > best.at)) best = v
+    }
+    return best
+  }
+  const base = (v: { postureCheckId: string; at: number } | undefined) => ({ postureCheckId: v?.postureCheckId ?? '', timedOut: false, lastUpdatedAt: isoOrNever(v?.at) })
+  const os = latest((d) => d.os)
+  const domain = latest((d) => d.domain)
+  const mac = latest((d) => d.mac)
+  const processes = new Map<string, PostureData['processes'][string]>()
+  for (const s of sessions) {
+    for (const [k, p] of Object.entries(s.data?.processes ?? {})) if ((processes.get(k)?.at ?? -1) < p.at) processes.set(k, p)
+  }
+  return {
+    os: { ...base(os), type: os?.type ?? '', version: os?.version ?? '', build: os?.build ?? '' },
+    domain: { ...base(domain), domain: domain?.name ?? '' },
+    mac: { ...base(mac), addresses: mac?.addresses ?? [] },
+    processes: [...processes.values()].map((p) => ({ ...base(p), path: p.path, isRunning: p.isRunning, binaryHash: p.hash, signerFingerprints: p.signerFingerprints })),
+    apiSessionPostureData: Object.fromEntries(sessions.map((s) => [s.id, toApiSessionPostureData(s.id, s.data, s)])),
+  }
+}
+
+export function toFailedServiceRequest(f: FailedServiceRequest) {
+  return {
+    apiSessionId: f.apiSessionId,
+    serviceId: f.serviceId,
+    serviceName: f.serviceName,
+    sessionType: f.sessionType,
+    when: iso(f.when),
+    policyFailures: f.policyFailures,
+  }
+}
