@@ -194,7 +194,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // posture data and refused requests: memory only, gone with their API session / identity
   const postureData = startPostureDataRegistry(bus)
   const posture = postureData.registry
-  const postureEvaluator = createPostureEvaluator({ graph, reads, posture })
+  const postureEvaluator = createPostureEvaluator({ graph, reads, posture, bus })
   // the policy enforcer: service sessions whose identity lost the permission they were made for are removed
   const enforcePolicies = async () => {
     const ids = sessionsWithoutAccess(sessions.snapshot().serviceSessions.values(), reads)

@@ -19,7 +19,6 @@ import {
   toClientServiceDetail,
   type ConfigLookups,
   type ConfigTypeSelection,
-  type PostureQueryEntry,
 } from './client-service-mapper.ts'
 import { utf8, type JsonBody } from '../http-envelope.ts'
 
@@ -30,8 +29,11 @@ export interface ClientServiceViewer {
   lookups: ConfigLookups
   /** Services of which the identity overrides a config (their config maps are rendered afresh). */
   overridden: ReadonlySet<string>
-  /** The posture query entries, when posture checks exist (otherwise the per-permission placeholders are used). */
-  postureQueries?: (s: Service, permissions: readonly Permission[]) => PostureQueryEntry[]
+  /**
+   * The JSON text of the service's postureQueries array, when posture checks exist (otherwise the per-permission
+   * placeholders are used).
+   */
+  postureQueriesJson?: (s: Service, permissions: readonly Permission[]) => string
 }
 
 interface ConfigText {
@@ -64,7 +66,7 @@ export class ClientServiceJson {
   write(s: Service, permissions: readonly Permission[], viewer: ClientServiceViewer, body: JsonBody): void {
     const text = this.textOf(s)
     body.bytes(text.head).bytes(this.configJson(s, text, viewer)).bytes(text.middle)
-    if (viewer.postureQueries) body.text(`,"permissions":${JSON.stringify(permissions)},"postureQueries":${JSON.stringify(viewer.postureQueries(s, permissions))}}`)
+    if (viewer.postureQueriesJson) body.text(`,"permissions":${JSON.stringify(permissions)},"postureQueries":${viewer.postureQueriesJson(s, permissions)}}`)
     else body.bytes(this.permissionTextOf(permissions))
   }
 
@@ -90,7 +92,7 @@ export class ClientServiceJson {
     const key = permissions.join(',')
     t = this.permissionTexts.get(key)
     if (!t) {
-      t = utf8(`,"permissions":${JSON.stringify(permissions)},"postureQueries":${JSON.stringify(postureQueries(permissions, undefined))}}`)
+      t = utf8(`,"permissions":${JSON.stringify(permissions)},"postureQueries":${JSON.stringify(postureQueries(permissions))}}`)
       this.permissionTexts.set(key, t)
     }
     this.permissionTextsByRef.set(permissions, t)

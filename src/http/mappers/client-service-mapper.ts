@@ -59,15 +59,10 @@ export interface PostureQueryEntry {
 }
 
 /**
- * The service's postureQueries: with no posture check anywhere (`entriesFor` undefined), one placeholder per
- * permission, as the real controller; otherwise the entries `entriesFor` gives per permission (one per granting
- * policy).
+ * The service's postureQueries while no posture check exists anywhere: one placeholder per permission, as the real
+ * controller (with checks, flows/posture evaluates them and posture-mapper.ts renders the entries).
  */
-export function postureQueries(
-  permissions: readonly Permission[],
-  entriesFor: ((type: Permission) => PostureQueryEntry[]) | undefined,
-): PostureQueryEntry[] {
-  if (entriesFor) return permissions.flatMap(entriesFor)
+export function postureQueries(permissions: readonly Permission[]): PostureQueryEntry[] {
   return permissions.map((type) => ({ policyId: `dummy ${type.toLowerCase()} policy: no posture checks defined`, policyType: type, isPassing: true, postureQueries: [] }))
 }
 

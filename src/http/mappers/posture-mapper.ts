@@ -89,6 +89,41 @@ export function toPostureQuery(c: PostureCheck, r: CheckResult) {
   }
 }
 
+/** A service's postureQueries entries as the wire shows them. */
+export function toPostureQueryEntries(entries: readonly PolicyPostureView[]) {
+  return entries.map((p) => ({ policyId: p.policyId, policyType: p.policyType, isPassing: p.isPassing, postureQueries: p.checks.map((c) => toPostureQuery(c.check, c.result)) }))
+}
+
+/** What toPostureQueryEntries reads of an evaluated policy (flows/posture PolicyPosture). */
+export interface PolicyPostureView {
+  policyId: string
+  policyType: string
+  isPassing: boolean
+  checks: readonly { check: PostureCheck; result: CheckResult }[]
+}
+
+/**
+ * The JSON text of a service row's postureQueries (the entries of each permission, in order). The evaluator hands out
+ * the same entries array while nothing it depends on changed, so the text of each array is kept with it.
+ */
+export class PostureQueriesJson {
+  private readonly texts = new WeakMap<readonly PolicyPostureView[], string>()
+
+  write(perType: readonly (readonly PolicyPostureView[])[]): string {
+    const parts: string[] = []
+    for (const entries of perType) {
+      if (entries.length === 0) continue
+      let t = this.texts.get(entries)
+      if (t === undefined) {
+        t = JSON.stringify(toPostureQueryEntries(entries)).slice(1, -1)
+        this.texts.set(entries, t)
+      }
+      parts.push(t)
+    }
+    return `[${parts.join(',')}]`
+  }
+}
+
 /** One API session's share of an identity's posture data (management.yml apiSessionPostureData). */
 export function toApiSessionPostureData(apiSessionId: string, d: PostureData | undefined, mfa: { isMfaComplete: boolean; mfaCompletedAt: number | null }) {
   const passedAt = mfa.isMfaComplete ? mfa.mfaCompletedAt : null

@@ -16,12 +16,11 @@ import { listOfJson, ok, okJson, type JsonBody } from '../../http-envelope.ts'
 import { listPage, respondList, selectPage } from '../../http-list.ts'
 import { route, type RouteCtx, type RouteDef } from '../../http-route.ts'
 import { iso } from '../../mappers/common-mapper.ts'
-import { toPostureQuery } from '../../mappers/posture-mapper.ts'
+import { PostureQueriesJson } from '../../mappers/posture-mapper.ts'
 import { SERVICE_SYMBOLS, toServiceRow } from '../../mappers/service-mapper.ts'
 import { EDGE_ROUTER_SYMBOLS, toEdgeRouterRow } from '../../mappers/router-mapper.ts'
 import { TERMINATOR_SYMBOLS, toTerminatorDetail, toTerminatorRow } from '../../mappers/terminator-mapper.ts'
 import {
-  postureQueries,
   selectConfigTypes,
   toClientEdgeRouterDetail,
   toClientEdgeRouterProps,
@@ -60,6 +59,7 @@ export function clientServiceRoutes(deps: ClientServiceDeps): RouteDef[] {
     return s
   }
   const rendered = new ClientServiceJson()
+  const postureTexts = new PostureQueriesJson()
   /** Writes a service's JSON text as the session's identity sees it, for the config types it asked for. */
   const jsonFor = (session: ApiSession, configTypes: readonly string[]) => {
     const l = lookups()
@@ -70,16 +70,8 @@ export function clientServiceRoutes(deps: ClientServiceDeps): RouteDef[] {
       selection: selectConfigTypes(configTypes, l),
       lookups: l,
       overridden: new Set(deps.graph.snapshot().overridesOf(identityId).map((o) => o.serviceId)),
-      postureQueries: deps.posture.anyChecks()
-        ? (s, permissions) =>
-            postureQueries(permissions, (type) =>
-              deps.posture.policies(session, s.id, type, now).map((p) => ({
-                policyId: p.policyId,
-                policyType: p.policyType,
-                isPassing: p.isPassing,
-                postureQueries: p.checks.map((c) => toPostureQuery(c.check, c.result)),
-              })),
-            )
+      postureQueriesJson: deps.posture.anyChecks()
+        ? (s, permissions) => postureTexts.write(permissions.map((type) => deps.posture.policies(session, s.id, type, now)))
         : undefined,
     }
     return (s: Service, body: JsonBody) => rendered.write(s, deps.reads.permissionsOf(identityId, s.id), viewer, body)
