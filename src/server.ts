@@ -250,7 +250,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const sessionCertificates = createSessionCertificates({ sessions, ca, ownCas, trustDomain })
   const resolver = createSessionResolver({ identities, sessions, clock, timeoutMs })
   const routes: RouteDef[] = []
-  const graphRouteDeps = { graph, identities, sessions, reads, clock }
+  const graphRouteDeps = { graph, identities, sessions, reads, clock, posture: postureEvaluator }
   routes.push(
     ...versionRoutes(version, () => routes),
     ...authenticateRoutes({ identities, sessions, clock, timeoutMs, authMethods }),

@@ -124,6 +124,15 @@ describe('a DOMAIN check', () => {
     expectStatus(await dial(other, ids.domainSvc!), 201)
   })
 
+  it('shows the caller\'s posture entries in the Management service view too', async () => {
+    const admin = (await srv.mgmt.get('/current-identity')).body.data.id as string
+    await srv.create('/service-policies', { name: 'admin-dial', type: 'Dial', semantic: 'AllOf', identityRoles: [`@${admin}`], serviceRoles: [`@${ids.domainSvc}`], postureCheckRoles: [`@${ids.domain}`] })
+    const res = await srv.mgmt.get(`/services/${ids.domainSvc}`)
+    expectStatus(res, 200)
+    expect(res.body.data.permissions).toEqual(['Dial'])
+    expect(res.body.data.postureQueries).toEqual([expect.objectContaining({ policyType: 'Dial', isPassing: false, postureQueries: [expect.objectContaining({ id: ids.domain, queryType: 'DOMAIN' })] })])
+  })
+
   it('shows the reported domain in the identity\'s posture data, and forgets it with the API session', async () => {
     const res = await srv.mgmt.get(`/identities/${c.id}/posture-data`)
     expectStatus(res, 200)
