@@ -6,8 +6,7 @@
  */
 import type { PostureCheck, PostureCheckType, PostureData, FailedServiceRequest, CheckResult } from '../../domain/posture/posture-types.ts'
 import { isoOrNever, toWireProcess } from '../../domain/posture/posture-eval.ts'
-import { selfLink } from '../http-envelope.ts'
-import { BASE_SYMBOLS, iso } from './common-mapper.ts'
+import { BASE_SYMBOLS, iso, toBaseEntity } from './common-mapper.ts'
 
 /** The fields the filter language knows on posture checks. */
 export const POSTURE_CHECK_SYMBOLS = { ...BASE_SYMBOLS, name: 'string', typeId: 'string', roleAttributes: 'set', version: 'number' } as const
@@ -15,11 +14,7 @@ export const POSTURE_CHECK_TYPE_SYMBOLS = { ...BASE_SYMBOLS, name: 'string' } as
 
 export function toPostureCheckTypeDetail(t: PostureCheckType, at: number) {
   return {
-    id: t.id,
-    createdAt: iso(at),
-    updatedAt: iso(at),
-    _links: selfLink('posture-check-types', t.id),
-    tags: {},
+    ...toBaseEntity({ id: t.id, createdAt: at, updatedAt: at }, 'posture-check-types'),
     name: t.name,
     operatingSystems: t.operatingSystems,
     version: '1',
@@ -50,11 +45,7 @@ function kindFields(c: PostureCheck) {
 
 export function toPostureCheckDetail(c: PostureCheck) {
   return {
-    id: c.id,
-    createdAt: iso(c.createdAt),
-    updatedAt: iso(c.updatedAt),
-    _links: selfLink('posture-checks', c.id),
-    tags: c.tags ?? {},
+    ...toBaseEntity(c, 'posture-checks'),
     name: c.name,
     typeId: c.typeId,
     roleAttributes: c.roleAttributes,
@@ -73,11 +64,7 @@ export function toPostureCheckRow(c: PostureCheck): Record<string, unknown> {
 /** One posture query of a service's postureQueries entry: the check and how the caller's session fares. */
 export function toPostureQuery(c: PostureCheck, r: CheckResult) {
   return {
-    id: c.id,
-    createdAt: iso(c.createdAt),
-    updatedAt: iso(c.updatedAt),
-    _links: selfLink('posture-checks', c.id),
-    tags: c.tags ?? {},
+    ...toBaseEntity(c, 'posture-checks'),
     queryType: c.typeId,
     isPassing: r.isPassing,
     timeout: r.timeout,
