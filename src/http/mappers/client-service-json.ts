@@ -30,10 +30,10 @@ export interface ClientServiceViewer {
   /** Services of which the identity overrides a config (their config maps are rendered afresh). */
   overridden: ReadonlySet<string>
   /**
-   * The JSON text of the service's postureQueries array, when posture checks exist (otherwise the per-permission
-   * placeholders are used).
+   * Writes the JSON text of the service's postureQueries array, when posture checks exist (otherwise the
+   * per-permission placeholders are used).
    */
-  postureQueriesJson?: (s: Service, permissions: readonly Permission[]) => string
+  writePostureQueries?: (s: Service, permissions: readonly Permission[], body: JsonBody) => void
 }
 
 interface ConfigText {
@@ -55,19 +55,24 @@ interface ServiceText {
 export const MAX_CONFIG_RENDERINGS = 8
 
 const EMPTY_MAP = utf8('{}')
+const CLOSE_ROW = utf8('}')
 const MARK = '\u0000config\u0000'
 
 export class ClientServiceJson {
   private readonly services = new WeakMap<Service, ServiceText>()
   private readonly permissionTexts = new Map<string, Uint8Array>()
   private readonly permissionTextsByRef = new WeakMap<readonly Permission[], Uint8Array>()
+  private readonly permissionPrefixes = new Map<string, Uint8Array>()
 
   /** Writes the JSON text of one service as the viewer sees it, given the viewer's permissions on it. */
   write(s: Service, permissions: readonly Permission[], viewer: ClientServiceViewer, body: JsonBody): void {
     const text = this.textOf(s)
     body.bytes(text.head).bytes(this.configJson(s, text, viewer)).bytes(text.middle)
-    if (viewer.postureQueriesJson) body.text(`,"permissions":${JSON.stringify(permissions)},"postureQueries":${viewer.postureQueriesJson(s, permissions)}}`)
-    else body.bytes(this.permissionTextOf(permissions))
+    if (viewer.writePostureQueries) {
+      body.bytes(this.permissionsPrefixOf(permissions))
+      viewer.writePostureQueries(s, permissions, body)
+      body.bytes(CLOSE_ROW)
+    } else body.bytes(this.permissionTextOf(permissions))
   }
 
   private textOf(s: Service): ServiceText {
@@ -83,6 +88,14 @@ export class ClientServiceJson {
     text = { head: utf8(whole.slice(0, cut)), middle: utf8(whole.slice(tailStart, permsAt)), configs: new Map() }
     this.services.set(s, text)
     return text
+  }
+
+  /** `,"permissions":[…],"postureQueries":` (the entries follow: posture checks exist). */
+  private permissionsPrefixOf(permissions: readonly Permission[]): Uint8Array {
+    const key = permissions.join(',')
+    let t = this.permissionPrefixes.get(key)
+    if (!t) this.permissionPrefixes.set(key, (t = utf8(`,"permissions":${JSON.stringify(permissions)},"postureQueries":`)))
+    return t
   }
 
   /** `,"permissions":[…],"postureQueries":[…]}` with the placeholders of a permission set (no posture checks). */

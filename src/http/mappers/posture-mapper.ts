@@ -7,6 +7,7 @@
 import type { PostureCheck, PostureCheckType, PostureData, FailedServiceRequest, CheckResult } from '../../domain/posture/posture-types.ts'
 import { isoOrNever, toWireProcess } from '../../domain/posture/posture-eval.ts'
 import { BASE_SYMBOLS, iso, toBaseEntity } from './common-mapper.ts'
+import { utf8, type JsonBody } from '../http-envelope.ts'
 
 /** The fields the filter language knows on posture checks. */
 export const POSTURE_CHECK_SYMBOLS = { ...BASE_SYMBOLS, name: 'string', typeId: 'string', roleAttributes: 'set', version: 'number' } as const
@@ -90,26 +91,40 @@ export interface PolicyPostureView {
 }
 
 /**
- * The JSON text of a service row's postureQueries (the entries of each permission, in order). The evaluator hands out
- * the same entries array while nothing it depends on changed, so the text of each array is kept with it.
+ * The JSON text (UTF-8) of a service row's postureQueries: the entries of each permission, in order. The evaluator
+ * hands out the same entries array while nothing it depends on changed, so the bytes of each array are kept with it
+ * and a row costs a lookup and a copy.
  */
 export class PostureQueriesJson {
-  private readonly texts = new WeakMap<readonly PolicyPostureView[], string>()
+  private readonly texts = new WeakMap<readonly PolicyPostureView[], { whole: Uint8Array; inner: Uint8Array }>()
 
-  write(perType: readonly (readonly PolicyPostureView[])[]): string {
-    const parts: string[] = []
-    for (const entries of perType) {
-      if (entries.length === 0) continue
-      let t = this.texts.get(entries)
-      if (t === undefined) {
-        t = JSON.stringify(toPostureQueryEntries(entries)).slice(1, -1)
-        this.texts.set(entries, t)
-      }
-      parts.push(t)
+  write(perType: readonly (readonly PolicyPostureView[])[], body: JsonBody): void {
+    const filled = perType.filter((entries) => entries.length > 0)
+    if (filled.length === 1) {
+      body.bytes(this.textOf(filled[0]!).whole)
+      return
     }
-    return `[${parts.join(',')}]`
+    body.bytes(OPEN)
+    filled.forEach((entries, i) => {
+      if (i > 0) body.bytes(COMMA)
+      body.bytes(this.textOf(entries).inner)
+    })
+    body.bytes(CLOSE)
+  }
+
+  private textOf(entries: readonly PolicyPostureView[]): { whole: Uint8Array; inner: Uint8Array } {
+    let t = this.texts.get(entries)
+    if (!t) {
+      const whole = utf8(JSON.stringify(toPostureQueryEntries(entries)))
+      t = { whole, inner: whole.subarray(1, whole.length - 1) }
+      this.texts.set(entries, t)
+    }
+    return t
   }
 }
+const OPEN = utf8('[')
+const COMMA = utf8(',')
+const CLOSE = utf8(']')
 
 /** One API session's share of an identity's posture data (management.yml apiSessionPostureData). */
 export function toApiSessionPostureData(apiSessionId: string, d: PostureData | undefined, mfa: { isMfaComplete: boolean; mfaCompletedAt: number | null }) {

@@ -9,6 +9,7 @@ import type { PostureDataReads } from '../../../src/domain/posture/posture-reads
 import { NO_POSTURE_DATA, type PostureCheck, type PostureData } from '../../../src/domain/posture/posture-types.ts'
 import { createPostureEvaluator, type PostureSession } from '../../../src/flows/posture/posture-evaluate.ts'
 import { PostureQueriesJson, toPostureQueryEntries } from '../../../src/http/mappers/posture-mapper.ts'
+import { JsonBody } from '../../../src/http/http-envelope.ts'
 
 const T0 = Date.parse('2026-01-01T00:00:00Z')
 const base = { createdAt: T0, updatedAt: T0, tags: {}, roleAttributes: null, version: 1 }
@@ -71,9 +72,13 @@ describe('PostureQueriesJson', () => {
     const dial = t.evaluator.policies(session, 's1', 'Dial', T0)
     const bind = t.evaluator.policies(session, 's2', 'Bind', T0)
     const json = new PostureQueriesJson()
-    const text = json.write([bind, [], dial])
-    expect(JSON.parse(text)).toEqual([...toPostureQueryEntries(bind), ...toPostureQueryEntries(dial)])
-    expect(json.write([dial])).toBe(JSON.stringify(toPostureQueryEntries(dial)))
-    expect(json.write([])).toBe('[]')
+    const text = (perType: (typeof dial)[]) => {
+      const body = new JsonBody()
+      json.write(perType, body)
+      return new TextDecoder().decode(body.finish().bytes)
+    }
+    expect(JSON.parse(text([bind, [], dial]))).toEqual([...toPostureQueryEntries(bind), ...toPostureQueryEntries(dial)])
+    expect(text([dial])).toBe(JSON.stringify(toPostureQueryEntries(dial)))
+    expect(text([])).toBe('[]')
   })
 })

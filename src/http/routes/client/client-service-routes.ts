@@ -70,8 +70,8 @@ export function clientServiceRoutes(deps: ClientServiceDeps): RouteDef[] {
       selection: selectConfigTypes(configTypes, l),
       lookups: l,
       overridden: new Set(deps.graph.snapshot().overridesOf(identityId).map((o) => o.serviceId)),
-      postureQueriesJson: deps.posture.anyChecks()
-        ? (s, permissions) => postureTexts.write(permissions.map((type) => deps.posture.policies(session, s.id, type, now)))
+      writePostureQueries: deps.posture.anyChecks()
+        ? (s, permissions, body) => postureTexts.write(permissions.map((type) => deps.posture.policies(session, s.id, type, now)), body)
         : undefined,
     }
     return (s: Service, body: JsonBody) => rendered.write(s, deps.reads.permissionsOf(identityId, s.id), viewer, body)
