@@ -283,3 +283,16 @@ describe('an MFA check (timeout, prompt on wake and unlock)', () => {
     expect(await query()).toMatchObject({ isPassing: true, timeout: -1, timeoutRemaining: -1, timeoutAt: null })
   })
 })
+
+describe('volatile posture data', () => {
+  it('forgets posture data and refused requests on a restart, and clients report again', async () => {
+    const olga = (await srv.mgmt.get('/identities?filter=name="olga"')).body.data[0].id as string
+    const dana = (await srv.mgmt.get('/identities?filter=name="dana"')).body.data[0].id as string
+    expect((await srv.mgmt.get(`/identities/${olga}/posture-data`)).body.data.os.type).not.toBe('')
+    expect((await srv.mgmt.get(`/identities/${dana}/failed-service-requests`)).body.data).not.toEqual([])
+    await srv.restart()
+    expect((await srv.mgmt.get(`/identities/${olga}/posture-data`)).body.data.os).toMatchObject({ type: '', version: '', lastUpdatedAt: '0001-01-01T00:00:00.000Z' })
+    expect((await srv.mgmt.get(`/identities/${dana}/failed-service-requests`)).body.data).toEqual([])
+    expect((await srv.mgmt.get(`/posture-checks/${ids.os}`)).body.data.name).toBe('win10')
+  })
+})
