@@ -203,18 +203,21 @@ export class PolicyIndex implements PolicyReads {
 
   policiesLinking(identityId: string, serviceId: string, type: PolicyType): readonly string[] {
     const ic = this.classOf.identity.get(identityId)
-    const rel = type === 'Dial' ? 'dial' : 'bind'
     const sc = this.classOf.service.get(serviceId)
-    if (!ic || !sc || ic.count(rel, sc) === 0) return []
+    if (!ic || !sc) return NO_IDS
     // per pair of classes: bump() drops the entry whenever a policy joins or leaves the pair
-    return this.cached(ic, linkKey(rel, sc), () => {
-      const out: string[] = []
-      for (const pid of ic.policies) {
-        const e = this.entries.get(pid)!
-        if (e.policy.kind === 'service-policy' && e.policy.type === type && e.pair.b.classes.has(sc)) out.push(pid)
-      }
-      return out.sort()
-    })
+    const rel = type === 'Dial' ? 'dial' : 'bind'
+    const known = ic.linking[rel].get(sc)
+    if (known) return known
+    if (ic.count(rel, sc) === 0) return NO_IDS
+    const out: string[] = []
+    for (const pid of ic.policies) {
+      const e = this.entries.get(pid)!
+      if (e.policy.kind === 'service-policy' && e.policy.type === type && e.pair.b.classes.has(sc)) out.push(pid)
+    }
+    out.sort()
+    ic.linking[rel].set(sc, out)
+    return out
   }
 
   attributesInUse(kind: EntityKind): readonly string[] {
@@ -370,7 +373,7 @@ export class PolicyIndex implements PolicyReads {
       for (const p of partners.keys()) {
         this.noteView(p)
         p.links.get(rel)?.delete(c)
-        p.cache.clear()
+        p.dropCaches()
       }
     }
     c.links.clear()
@@ -430,10 +433,10 @@ export class PolicyIndex implements PolicyReads {
       my.set(x, n)
     }
     if (n === 0 || n === d) {
-      x.cache.clear()
-      y.cache.clear()
+      x.dropCaches()
+      y.dropCaches()
     } else if (rel === 'dial' || rel === 'bind') {
-      x.cache.delete(linkKey(rel, y))
+      x.linking[rel].delete(y)
     }
   }
 
@@ -449,7 +452,7 @@ export class PolicyIndex implements PolicyReads {
 
   /** A member joined or left: partners' member lists that include this class are stale. */
   private dropPartnerCaches(c: EntityClass): void {
-    for (const partners of c.links.values()) for (const p of partners.keys()) p.cache.clear()
+    for (const partners of c.links.values()) for (const p of partners.keys()) p.dropCaches()
   }
 
   /** Counts `@id` mentions; collects `kind:id` of entities whose "is named by a policy" state flipped. */
@@ -481,6 +484,7 @@ const BOTH: readonly Permission[] = ['Bind', 'Dial']
 const BIND: readonly Permission[] = ['Bind']
 const DIAL: readonly Permission[] = ['Dial']
 const NONE: readonly Permission[] = []
+const NO_IDS: readonly string[] = []
 
 /**
  * What an identity class sees, as a digest: per relation, the sums of its partner service classes' member digests
@@ -501,9 +505,6 @@ function view(ic: EntityClass): string {
   }
   return `${digest('dial')}|${digest('bind')}`
 }
-
-/** Cache key of the policies linking an identity class to service class `sc` for a relation. */
-const linkKey = (rel: Relation, sc: EntityClass) => `links\u0000${rel}\u0000${sc.key}`
 
 function selects(side: Side, semantic: Semantic, c: EntityClass): boolean {
   const r = side.roles

@@ -63,6 +63,7 @@ export class ClientServiceJson {
   private readonly permissionTexts = new Map<string, Uint8Array>()
   private readonly permissionTextsByRef = new WeakMap<readonly Permission[], Uint8Array>()
   private readonly permissionPrefixes = new Map<string, Uint8Array>()
+  private readonly permissionPrefixesByRef = new WeakMap<readonly Permission[], Uint8Array>()
 
   /** Writes the JSON text of one service as the viewer sees it, given the viewer's permissions on it. */
   write(s: Service, permissions: readonly Permission[], viewer: ClientServiceViewer, body: JsonBody): void {
@@ -92,9 +93,12 @@ export class ClientServiceJson {
 
   /** `,"permissions":[…],"postureQueries":` (the entries follow: posture checks exist). */
   private permissionsPrefixOf(permissions: readonly Permission[]): Uint8Array {
+    let t = this.permissionPrefixesByRef.get(permissions)
+    if (t) return t
     const key = permissions.join(',')
-    let t = this.permissionPrefixes.get(key)
+    t = this.permissionPrefixes.get(key)
     if (!t) this.permissionPrefixes.set(key, (t = utf8(`,"permissions":${JSON.stringify(permissions)},"postureQueries":`)))
+    this.permissionPrefixesByRef.set(permissions, t)
     return t
   }
 

@@ -98,6 +98,11 @@ export interface PolicyPostureView {
 export class PostureQueriesJson {
   private readonly texts = new WeakMap<readonly PolicyPostureView[], { whole: Uint8Array; inner: Uint8Array }>()
 
+  /** The array of one permission's entries. */
+  writeOne(entries: readonly PolicyPostureView[], body: JsonBody): void {
+    body.bytes(entries.length === 0 ? EMPTY_ARRAY : this.textOf(entries).whole)
+  }
+
   write(perType: readonly (readonly PolicyPostureView[])[], body: JsonBody): void {
     const filled = perType.filter((entries) => entries.length > 0)
     if (filled.length === 1) {
@@ -125,6 +130,7 @@ export class PostureQueriesJson {
 const OPEN = utf8('[')
 const COMMA = utf8(',')
 const CLOSE = utf8(']')
+const EMPTY_ARRAY = utf8('[]')
 
 /** One API session's share of an identity's posture data (management.yml apiSessionPostureData). */
 export function toApiSessionPostureData(apiSessionId: string, d: PostureData | undefined, mfa: { isMfaComplete: boolean; mfaCompletedAt: number | null }) {

@@ -80,5 +80,8 @@ describe('PostureQueriesJson', () => {
     expect(JSON.parse(text([bind, [], dial]))).toEqual([...toPostureQueryEntries(bind), ...toPostureQueryEntries(dial)])
     expect(text([dial])).toBe(JSON.stringify(toPostureQueryEntries(dial)))
     expect(text([])).toBe('[]')
+    const one = new JsonBody()
+    json.writeOne(dial, one)
+    expect(new TextDecoder().decode(one.finish().bytes)).toBe(text([dial]))
   })
 })

@@ -71,7 +71,10 @@ export function clientServiceRoutes(deps: ClientServiceDeps): RouteDef[] {
       lookups: l,
       overridden: new Set(deps.graph.snapshot().overridesOf(identityId).map((o) => o.serviceId)),
       writePostureQueries: deps.posture.anyChecks()
-        ? (s, permissions, body) => postureTexts.write(permissions.map((type) => deps.posture.policies(session, s.id, type, now)), body)
+        ? (s, permissions, body) =>
+            permissions.length === 1
+              ? postureTexts.writeOne(deps.posture.policies(session, s.id, permissions[0]!, now), body)
+              : postureTexts.write(permissions.map((type) => deps.posture.policies(session, s.id, type, now)), body)
         : undefined,
     }
     return (s: Service, body: JsonBody) => rendered.write(s, deps.reads.permissionsOf(identityId, s.id), viewer, body)
