@@ -55,7 +55,7 @@ export function submitPostureResponses(
     const was = outcomes(serviceId, before)
     const is = outcomes(serviceId, after)
     const kinds = new Set<string>()
-    for (const [checkId, now] of is) if (was.get(checkId) !== now) kinds.add(checkId)
+    for (const [checkId, state] of is) if (was.get(checkId) !== state) kinds.add(checkId)
     if (kinds.size === 0) continue
     const service = g.services.get(serviceId)
     const seen = new Set<string>()
