@@ -50,7 +50,6 @@ export interface PostureEvaluator {
   policies(session: PostureSession, serviceId: string, type: Permission, now: number, data?: PostureData): PolicyPosture[]
 }
 
-
 export function createPostureEvaluator(deps: PostureEvalDeps): PostureEvaluator {
   const cache = new WeakMap<PostureData, WeakMap<PostureCheck, CheckResult>>()
   const outcome = (check: PostureCheck, data: PostureData | undefined, mfa: SessionMfaState, now: number): CheckResult => {
