@@ -23,6 +23,8 @@ import {
   buildPolicies,
   buildScenario,
   dialableServices,
+  POSTURE_CHECKS,
+  POSTURE_RESPONSES,
   fewServicesIdentity,
   type FirstIds,
   type Scenario,
@@ -340,6 +342,10 @@ export async function runPolicyScale(opts: PolicyScaleOptions): Promise<Row[]> {
     const identityIds = await loadKind(`identities 1..${earlyCount}`, '/identities', scenario.identities.slice(0, earlyCount), identityBody)
     const first: FirstIds = { service: serviceIds[0], identity: identityIds[0], edgeRouter: routerIds[0] }
     const policies = buildPolicies(scenario, first)
+    if (spec.postureEvery !== undefined) {
+      for (const check of POSTURE_CHECKS) await mgmt.create('/posture-checks', check)
+      add('posture checks', `${POSTURE_CHECKS.length}`, `on every ${spec.postureEvery}th service policy (${Math.ceil(spec.servicePolicies / spec.postureEvery)} of ${spec.servicePolicies})`)
+    }
     await loadKind('service policies', '/service-policies', policies.servicePolicies as unknown as ScenarioEntity[], (p) => p)
     await loadKind('edge router policies', '/edge-router-policies', policies.edgeRouterPolicies as unknown as ScenarioEntity[], (p) => p)
     await loadKind('service edge router policies', '/service-edge-router-policies', policies.serviceEdgeRouterPolicies as unknown as ScenarioEntity[], (p) => p)
@@ -391,7 +397,13 @@ export async function runPolicyScale(opts: PolicyScaleOptions): Promise<Row[]> {
     if (fewIndex > 0) users.push({ label: `ordinary identity (${expectedFew} services)`, username: 'bench-few', expected: expectedFew, index: fewIndex })
     const sessions: Record<string, Api> = {}
     for (const u of users) {
-      const c = await new Api(clientBase).login(u.username, USER_PASSWORD)
+      // with posture checks, each API session reports its posture first, as a real client does
+      const login = async () => {
+        const a = await new Api(clientBase).login(u.username, USER_PASSWORD)
+        if (spec.postureEvery !== undefined) await a.must(200, 'POST', '/posture-response-bulk', POSTURE_RESPONSES)
+        return a
+      }
+      const c = await login()
       sessions[u.username] = c
       const firstPage = await c.call('GET', '/services?limit=500')
       const page = firstPage.body
@@ -407,7 +419,7 @@ export async function runPolicyScale(opts: PolicyScaleOptions): Promise<Row[]> {
       const services = [...expectedDial(u.index)].map((i) => serviceIds[i])
       if (services.length === 0) continue
       const creates = 300
-      const logins = [c, ...(await pool(Array.from({ length: Math.ceil(creates / services.length) - 1 }, (_, i) => i), 4, () => new Api(clientBase).login(u.username, USER_PASSWORD)))]
+      const logins = [c, ...(await pool(Array.from({ length: Math.ceil(creates / services.length) - 1 }, (_, i) => i), 4, login))]
       const sess = await measure({ count: creates }, (i) => logins[Math.floor(i / services.length)].call('POST', '/sessions', { serviceId: services[i % services.length], type: 'Dial' }))
       addLatency(`client POST /sessions (Dial), ${u.label}, c=1`, sess, `${sess.count} new sessions over ${logins.length} API sessions`)
       for (const l of logins.slice(1)) await l.call('DELETE', '/current-api-session')

@@ -20,6 +20,8 @@ export interface ScenarioSpec {
   servicePolicies: number
   edgeRouterPolicies: number
   serviceEdgeRouterPolicies: number
+  /** Every n-th service policy (0, n, 2n, …) is gated by the posture checks of POSTURE_CHECKS; absent: none. */
+  postureEvery?: number
 }
 
 /** The real controller's scenarios (services of 'large' as the issue states: 2,000). */
@@ -28,6 +30,8 @@ export const SCENARIOS: Record<string, ScenarioSpec> = {
   small: { name: 'small', services: 20, identities: 100, edgeRouters: 10, servicePolicies: 10, edgeRouterPolicies: 10, serviceEdgeRouterPolicies: 10 },
   medium: { name: 'medium', services: 100, identities: 5000, edgeRouters: 100, servicePolicies: 50, edgeRouterPolicies: 50, serviceEdgeRouterPolicies: 25 },
   large: { name: 'large', services: 2000, identities: 100_000, edgeRouters: 500, servicePolicies: 250, edgeRouterPolicies: 250, serviceEdgeRouterPolicies: 100 },
+  /** 'large' with posture checks on a quarter of the service policies (issue 11). */
+  'large-posture': { name: 'large-posture', services: 2000, identities: 100_000, edgeRouters: 500, servicePolicies: 250, edgeRouterPolicies: 250, serviceEdgeRouterPolicies: 100, postureEvery: 4 },
   'many-services': { name: 'many-services', services: 10_000, identities: 16_000, edgeRouters: 100, servicePolicies: 100, edgeRouterPolicies: 100, serviceEdgeRouterPolicies: 100 },
 }
 
@@ -187,12 +191,33 @@ export function policyRolePairs(count: number, attrsA: readonly string[], firstA
   return out
 }
 
+/** The role attribute of the scenario's posture checks (POSTURE_CHECKS). */
+export const POSTURE_ROLE = 'bench-posture'
+
+/**
+ * The posture checks of a scenario with `postureEvery`: one of each kind a client reports data for, all carrying
+ * POSTURE_ROLE. With POSTURE_RESPONSES reported, all of them pass; without, all fail.
+ */
+export const POSTURE_CHECKS: readonly Record<string, unknown>[] = [
+  { name: 'bench-domain', typeId: 'DOMAIN', domains: ['bench.example'], roleAttributes: [POSTURE_ROLE] },
+  { name: 'bench-os', typeId: 'OS', operatingSystems: [{ type: 'Windows', versions: ['>=10.0.19041'] }, { type: 'Linux', versions: [] }], roleAttributes: [POSTURE_ROLE] },
+  { name: 'bench-mac', typeId: 'MAC', macAddresses: ['02:00:00:00:00:01'], roleAttributes: [POSTURE_ROLE] },
+  { name: 'bench-process', typeId: 'PROCESS', process: { osType: 'Linux', path: '/usr/bin/bench-agent' }, roleAttributes: [POSTURE_ROLE] },
+]
+export const POSTURE_RESPONSES: readonly Record<string, unknown>[] = [
+  { id: 'bench', typeId: 'DOMAIN', domain: 'bench.example' },
+  { id: 'bench', typeId: 'OS', type: 'Linux', version: '6.1.0' },
+  { id: 'bench', typeId: 'MAC', macAddresses: ['02:00:00:00:00:02', '02:00:00:00:00:01'] },
+  { id: 'bench', typeId: 'PROCESS', path: '/usr/bin/bench-agent', isRunning: true },
+]
+
 export function buildPolicies(scenario: Scenario, first: FirstIds): ScenarioPolicies {
   const { spec, attributes: a } = scenario
   const pad = (i: number) => String(i).padStart(3, '0')
+  const gated = (i: number) => spec.postureEvery !== undefined && i % spec.postureEvery === 0
   return {
     servicePolicies: policyRolePairs(spec.servicePolicies, a.service, first.service, a.identity, first.identity).map(([serviceRoles, identityRoles], i) => ({
-      name: `sp-${pad(i)}`, type: 'Dial', semantic: 'AllOf', serviceRoles, identityRoles, postureCheckRoles: [],
+      name: `sp-${pad(i)}`, type: 'Dial', semantic: 'AllOf', serviceRoles, identityRoles, postureCheckRoles: gated(i) ? [`#${POSTURE_ROLE}`] : [],
     })),
     edgeRouterPolicies: policyRolePairs(spec.edgeRouterPolicies, a['edge-router'], first.edgeRouter, a.identity, first.identity).map(([edgeRouterRoles, identityRoles], i) => ({
       name: `erp-${pad(i)}`, semantic: 'AllOf', edgeRouterRoles, identityRoles,

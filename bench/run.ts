@@ -9,7 +9,8 @@
  *   connections against raw mTLS handshakes/s (bench/bench-pki.ts)
  * - the policy scale benchmark (bench/policy-scale.ts) on the real controller's 'small' scenario
  * `bun run bench policy <scenario>` runs only the policy scale benchmark on a scenario of bench/policy-scenario.ts
- * (small, medium, large, many-services, baseline); 'large' loads 100,000 identities and takes several minutes.
+ * (small, medium, large, large-posture, many-services, baseline); 'large' loads 100,000 identities and takes several
+ * minutes; 'large-posture' is 'large' with posture checks on a quarter of the service policies.
  * Environment: BENCH_SECONDS (per figure, default 3).
  */
 import { mkdtempSync, rmSync } from 'node:fs'

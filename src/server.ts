@@ -55,6 +55,11 @@ import { caRoutes } from './http/routes/management/ca-routes.ts'
 import { authPolicyRoutes } from './http/routes/management/auth-policy-routes.ts'
 import { identityDisableRoutes } from './http/routes/management/identity-disable-routes.ts'
 import { endSessionsOfDisabledIdentities } from './flows/identity/identity-disable.ts'
+import { postureCheckRoutes } from './http/routes/management/posture-check-routes.ts'
+import { identityPostureRoutes } from './http/routes/management/identity-posture-routes.ts'
+import { postureResponseRoutes } from './http/routes/client/posture-response-routes.ts'
+import { startPostureDataRegistry } from './actors/posture-data/posture-data-registry.ts'
+import { createPostureEvaluator } from './flows/posture/posture-evaluate.ts'
 import type { IdentityEvent } from './actors/identity/identity-messages.ts'
 import { hashPassword, prepareDummyHash } from './auth/auth-password.ts'
 import { startCaActor } from './actors/ca/ca-actor.ts'
@@ -197,8 +202,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     services: g0.services.values(),
     edgeRouters: g0.edgeRouters.values(),
     policies: g0.indexPolicies(),
+    postureChecks: g0.postureChecks.values(),
   })
   const reads = policyResolver.reads
+  // posture data and refused requests: memory only, gone with their API session / identity
+  const postureData = startPostureDataRegistry(bus)
+  const posture = postureData.registry
+  const postureEvaluator = createPostureEvaluator({ graph, reads, posture, bus })
   // the policy enforcer: service sessions whose identity lost the permission they were made for are removed
   const enforcePolicies = async () => {
     const ids = sessionsWithoutAccess(sessions.snapshot().serviceSessions.values(), reads)
@@ -264,7 +274,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const sessionCertificates = createSessionCertificates({ sessions, ca, ownCas, trustDomain })
   const resolver = createSessionResolver({ identities, sessions, clock, timeoutMs, extJwtSecondary })
   const routes: RouteDef[] = []
-  const graphRouteDeps = { graph, identities, sessions, reads, clock }
+  const graphRouteDeps = { graph, identities, sessions, reads, clock, posture: postureEvaluator }
   routes.push(
     ...versionRoutes(version, () => routes),
     ...authenticateRoutes({ identities, sessions, clock, timeoutMs, authMethods, extJwtSecondary }),
@@ -280,8 +290,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...externalJwtSignerRoutes({ ca, policiesNaming: (signerId) => policiesNamingSigner(identities.snapshot().authPolicies.values(), signerId) }),
     ...enrollRoutes({ enrollments, routerEnrollments }),
     ...enrollmentRoutes({ identities, enrollments, clock }),
-    ...clientServiceRoutes({ graph, reads, tokens, clock, startedAt }),
-    ...sessionRoutes({ graph, sessions, reads, tokens, clock }),
+    ...clientServiceRoutes({ graph, reads, tokens, clock, startedAt, posture: postureEvaluator }),
+    ...sessionRoutes({
+      graph, sessions, reads, tokens, clock,
+      posture: { evaluator: postureEvaluator, posture, policyName: (id) => graph.snapshot().servicePolicies.get(id)?.name ?? id },
+    }),
     ...apiSessionCertificateRoutes({ sessions, sessionCertificates }),
     ...identityPolicyRoutes(graphRouteDeps),
     ...configTypeRoutes(graphRouteDeps),
@@ -295,6 +308,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...serviceEdgeRouterPolicyRoutes(graphRouteDeps),
     ...roleAttributeRoutes({ reads }),
     ...caRoutes({ ca, clock, issuer: () => baseUrl }),
+    ...postureCheckRoutes({ ...graphRouteDeps, startedAt }),
+    ...postureResponseRoutes({ graph, reads, posture, evaluator: postureEvaluator, clock }),
+    ...identityPostureRoutes({ identities, sessions, posture }),
   )
   const caCertsBody = buildCertsOnlyPkcs7(ownCas)
   const cacerts = () =>
@@ -345,6 +361,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       await listener.close()
       clearInterval(enforcer)
       policyResolver.stop()
+      postureData.stop()
       sessionRegistry.stopTimers()
       await sessions.ask({ type: 'apiSession.flushActivity' })
       await Promise.all([identities.stop(), sessions.stop(), graph.stop(), ca.stop()])

@@ -53,6 +53,7 @@ export const API_ERRORS = {
     status: 400,
     message: 'the supplied certificate PEM is either invalid or contains the incorrect number of certificates',
   },
+  INVALID_POSTURE: { status: 409, message: 'Posture response data is missing or wrong' },
   NO_EDGE_ROUTERS_AVAILABLE: { status: 400, message: 'No edge routers are assigned and online to handle the requested connection' },
   CAN_NOT_DELETE_REFERENCED_ENTITY: { status: 409, message: 'The entity is referenced by other entities and can not be deleted' },
   REFERENCED_ENTITY_NOT_FOUND: { status: 400, message: 'A referenced entity could not be found' },

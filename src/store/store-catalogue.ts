@@ -22,6 +22,7 @@ export const SUB_DBS = {
   'edge-router-policies': 'policy-graph',
   'service-edge-router-policies': 'policy-graph',
   'service-config-overrides': 'policy-graph',
+  'posture-checks': 'policy-graph',
   cas: 'ca',
   'external-jwt-signers': 'ca',
 } as const

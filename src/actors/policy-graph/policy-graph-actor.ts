@@ -1,6 +1,6 @@
 /**
  * The policy-graph actor: sole writer of config types, configs, services, routers, terminators, the three policy
- * kinds and per-identity service config overrides. Handlers (policy-graph-{configs,routers,policies}.ts) decide with
+ * kinds, per-identity service config overrides and posture checks. Handlers (policy-graph-{configs,routers,policies}.ts) decide with
  * domain/policy checks, then apply synchronously and emit the events the policy resolver consumes.
  */
 import { assertNever } from '../../lib/assert-never.ts'
@@ -41,6 +41,8 @@ import {
 } from './policy-graph-policies.ts'
 import { deleteRouter, deleteTerminator, enrollRouter, extendRouter, reEnrollRouter, saveRouter, saveTerminator } from './policy-graph-routers.ts'
 import { PolicyGraphState } from './policy-graph-state.ts'
+import { deletePostureCheck, savePostureCheck } from './policy-graph-posture.ts'
+import type { PostureCheck } from '../../domain/posture/posture-types.ts'
 
 export type { PolicyGraphLookups } from './policy-graph-policies.ts'
 export type PolicyGraphActor = Actor<PolicyGraphState, PolicyGraphMsg, PolicyGraphReplies, PolicyGraphEvent, PolicyGraphReads>
@@ -111,6 +113,12 @@ function behavior(lookups: PolicyGraphLookups): ActorBehavior<PolicyGraphState, 
           return removeOverrides(ctx, msg.identityId, msg.links)
         case 'identity.removed':
           return identityRemoved(ctx, msg.identityId)
+        case 'postureCheck.create':
+          return savePostureCheck(ctx, undefined, msg.input, false)
+        case 'postureCheck.update':
+          return void savePostureCheck(ctx, msg.id, msg.input, msg.replace)
+        case 'postureCheck.delete':
+          return deletePostureCheck(ctx, msg.id)
         default:
           return assertNever(msg, 'policy graph message')
       }
@@ -133,6 +141,7 @@ export async function startPolicyGraphActor(store: Store, deps: ActorSystemDeps,
   // routers stored before router enrollment have no enrollment member: read as none
   load<Router>('routers', (v) => state.putRouter(v.enrollment === undefined ? { ...v, enrollment: null } : v))
   load<Terminator>('terminators', (v) => state.putTerminator(v))
+  load<PostureCheck>('posture-checks', (v) => state.putPostureCheck(v))
   load<ServicePolicy>('service-policies', (v) => state.putServicePolicy(v))
   load<EdgeRouterPolicy>('edge-router-policies', (v) => state.putEdgeRouterPolicy(v))
   load<ServiceEdgeRouterPolicy>('service-edge-router-policies', (v) => state.putServiceEdgeRouterPolicy(v))

@@ -21,6 +21,8 @@ import type {
   Terminator,
 } from '../../domain/policy/policy-types.ts'
 import type { Writable } from '../../lib/deep-readonly.ts'
+import type { PostureCheck } from '../../domain/posture/posture-types.ts'
+import type { PostureCheckKindInput } from '../../domain/posture/posture-decide.ts'
 
 /** Settable fields of a record, writable so that routes can build them field by field. */
 type Fields<T, K extends keyof T> = Partial<Writable<Pick<T, K>>>
@@ -35,6 +37,8 @@ export type TerminatorFields = Fields<Terminator, 'serviceId' | 'routerId' | 'bi
 export type ServicePolicyFields = Fields<ServicePolicy, 'name' | 'type' | 'semantic' | 'identityRoles' | 'serviceRoles' | 'postureCheckRoles' | 'tags'>
 export type EdgeRouterPolicyFields = Fields<EdgeRouterPolicy, 'name' | 'semantic' | 'identityRoles' | 'edgeRouterRoles' | 'tags'>
 export type ServiceEdgeRouterPolicyFields = Fields<ServiceEdgeRouterPolicy, 'name' | 'semantic' | 'serviceRoles' | 'edgeRouterRoles' | 'tags'>
+/** A posture check's common fields plus its kind fields (checked by the actor against `typeId`). */
+export type PostureCheckFields = Partial<{ name: string; typeId: string; roleAttributes: string[] | null; tags: Tags | null }> & PostureCheckKindInput
 
 export type PolicyGraphMsg =
   | { type: 'configType.create'; input: ConfigTypeFields; change: ChangeContext }
@@ -79,6 +83,10 @@ export type PolicyGraphMsg =
   | { type: 'overrides.add'; identityId: string; links: { serviceId: string; configId: string }[]; change: ChangeContext }
   /** Removes the listed overrides, or all of the identity's when `links` is absent. */
   | { type: 'overrides.remove'; identityId: string; links?: { serviceId: string; configId: string }[]; change: ChangeContext }
+  | { type: 'postureCheck.create'; input: PostureCheckFields; change: ChangeContext }
+  | { type: 'postureCheck.update'; id: string; input: PostureCheckFields; replace: boolean; change: ChangeContext }
+  /** Deletes a posture check and drops its `@id` from service policies' postureCheckRoles. */
+  | { type: 'postureCheck.delete'; id: string; change: ChangeContext }
   /** An identity was deleted: drop its `@id` from policy roles and its overrides. */
   | { type: 'identity.removed'; identityId: string; change: ChangeContext }
 
@@ -113,6 +121,9 @@ export interface PolicyGraphReplies {
   'overrides.add': void
   'overrides.remove': void
   'identity.removed': void
+  'postureCheck.create': { id: string }
+  'postureCheck.update': void
+  'postureCheck.delete': void
 }
 
 /**
@@ -128,6 +139,8 @@ export type PolicyGraphEvent =
   | { type: 'graph.policy.deleted'; policy: IndexPolicy }
   /** Data clients read changed without a change of who sees what: these services' config (or configs) changed. */
   | { type: 'graph.services.touched'; serviceIds: string[] }
+  | { type: 'graph.postureCheck.put'; check: PostureCheck; previous?: PostureCheck }
+  | { type: 'graph.postureCheck.deleted'; check: PostureCheck }
   /** These identities' overrides changed. */
   | { type: 'graph.overrides.changed'; identityIds: string[] }
 

@@ -100,13 +100,13 @@ export function stripReferences(ctx: GraphCtx, kind: EntityKind, entityId: strin
   }
 }
 
-/** The role targets of a request: `@id`s must name existing entities (no posture checks exist yet). */
+/** The role targets of a request: `@id`s must name existing entities. */
 export function roleTargets(ctx: GraphCtx): Record<EntityKind, RoleTarget> {
   return {
     identity: { noun: 'identities', exists: (id) => ctx.lookups.identityExists(id) },
     service: { noun: 'services', exists: (id) => ctx.state.services.has(id) },
     router: { noun: 'edge routers', exists: (id) => ctx.state.edgeRouters.has(id) },
-    'posture-check': { noun: 'posture checks', exists: () => false },
+    'posture-check': { noun: 'posture checks', exists: (id) => ctx.state.postureChecks.has(id) },
   }
 }
 

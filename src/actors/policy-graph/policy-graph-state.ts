@@ -23,6 +23,7 @@ import type {
   ServicePolicy,
   Terminator,
 } from '../../domain/policy/policy-types.ts'
+import type { PostureCheck } from '../../domain/posture/posture-types.ts'
 import { overrideKey } from './policy-graph-messages.ts'
 import { EntityTable, MultiIndex, type ReadTable } from '../../lib/entity-table.ts'
 
@@ -38,6 +39,7 @@ export class PolicyGraphState implements PolicyGraphReads {
     servicePolicies: new EntityTable<ServicePolicy>(),
     edgeRouterPolicies: new EntityTable<EdgeRouterPolicy>(),
     serviceEdgeRouterPolicies: new EntityTable<ServiceEdgeRouterPolicy>(),
+    postureChecks: new EntityTable<PostureCheck>(),
   }
   readonly configTypes: ReadTable<ConfigType> = this.t.configTypes
   readonly configs: ReadTable<Config> = this.t.configs
@@ -50,6 +52,7 @@ export class PolicyGraphState implements PolicyGraphReads {
   readonly servicePolicies: ReadTable<ServicePolicy> = this.t.servicePolicies
   readonly edgeRouterPolicies: ReadTable<EdgeRouterPolicy> = this.t.edgeRouterPolicies
   readonly serviceEdgeRouterPolicies: ReadTable<ServiceEdgeRouterPolicy> = this.t.serviceEdgeRouterPolicies
+  readonly postureChecks: ReadTable<PostureCheck> = this.t.postureChecks
   /** Compiled config type schemas (compiled on first use). */
   readonly schemas = new ConfigSchemaCache()
 
@@ -253,6 +256,12 @@ export class PolicyGraphState implements PolicyGraphReads {
   }
   removeServiceEdgeRouterPolicy(id: string): void {
     this.unref('service-edge-router-policy', this.t.serviceEdgeRouterPolicies.remove(id))
+  }
+  putPostureCheck(next: PostureCheck): void {
+    this.t.postureChecks.put(next)
+  }
+  removePostureCheck(id: string): void {
+    this.t.postureChecks.remove(id)
   }
   /** Stores an override under its (identity, service, config type) key; `configTypeId` is the config's type. */
   putOverride(o: ServiceConfigOverride, configTypeId: string): void {

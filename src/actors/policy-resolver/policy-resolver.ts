@@ -11,6 +11,7 @@ import { PolicyIndex } from '../../domain/policy/policy-index.ts'
 import type { PolicyReads } from '../../domain/policy/policy-reads.ts'
 import type { IndexPolicy, Router, Service } from '../../domain/policy/policy-types.ts'
 import type { EventBus } from '../runtime/event-bus.ts'
+import type { PostureCheck } from '../../domain/posture/posture-types.ts'
 import type { IdentityEvent } from '../identity/identity-messages.ts'
 import type { PolicyGraphEvent } from '../policy-graph/policy-graph-messages.ts'
 
@@ -20,6 +21,7 @@ export interface ResolverSources {
   /** Edge routers only: fabric-only routers take part in no policy. */
   edgeRouters: Iterable<Router>
   policies: Iterable<IndexPolicy>
+  postureChecks: Iterable<PostureCheck>
 }
 
 export interface PolicyResolver {
@@ -38,6 +40,7 @@ export function startPolicyResolver(bus: EventBus, clock: Clock, sources: Resolv
   for (const i of sources.identities) index.putEntity('identity', i.id, i.roleAttributes, null)
   for (const s of sources.services) index.putEntity('service', s.id, s.roleAttributes, null)
   for (const r of sources.edgeRouters) index.putEntity('router', r.id, r.roleAttributes, null)
+  for (const c of sources.postureChecks) index.putEntity('posture-check', c.id, c.roleAttributes, null)
   for (const p of sources.policies) index.putPolicy(p, null)
 
   const now = () => clock.now()
@@ -56,6 +59,8 @@ export function startPolicyResolver(bus: EventBus, clock: Clock, sources: Resolv
     bus.subscribe<Ev<'graph.policy.put'>>('graph.policy.put', (e) => index.putPolicy(e.policy, now())),
     bus.subscribe<Ev<'graph.policy.deleted'>>('graph.policy.deleted', (e) => index.removePolicy(e.policy.id, now())),
     bus.subscribe<Ev<'graph.services.touched'>>('graph.services.touched', (e) => index.touchServices(e.serviceIds, now())),
+    bus.subscribe<Ev<'graph.postureCheck.put'>>('graph.postureCheck.put', (e) => index.putEntity('posture-check', e.check.id, e.check.roleAttributes, now())),
+    bus.subscribe<Ev<'graph.postureCheck.deleted'>>('graph.postureCheck.deleted', (e) => index.removeEntity('posture-check', e.check.id, now())),
     bus.subscribe<Ev<'graph.overrides.changed'>>('graph.overrides.changed', (e) => index.touchIdentities(e.identityIds, now())),
   ]
   return {

@@ -41,7 +41,7 @@ function behavior(timeoutMs: number): ActorBehavior<SessionRegistryState, Sessio
     handle(state, msg, tx) {
       switch (msg.type) {
         case 'apiSession.create': {
-          const s: ApiSession = { ...msg.session, id: newCuid(tx.now), createdAt: tx.now, updatedAt: tx.now, lastActivityAt: tx.now }
+          const s: ApiSession = { ...msg.session, mfaCompletedAt: null, id: newCuid(tx.now), createdAt: tx.now, updatedAt: tx.now, lastActivityAt: tx.now }
           state.put(s)
           tx.put('api-sessions', s.tokenHash, s)
           tx.emit({ type: 'apiSession.created', session: s })

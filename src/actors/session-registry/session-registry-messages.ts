@@ -4,7 +4,7 @@ import type { ApiSession, ApiSessionCertificate } from '../../domain/session/ses
 import type { ServiceSession } from '../../domain/session/service-session-types.ts'
 
 export type SessionRegistryMsg =
-  | { type: 'apiSession.create'; session: Omit<ApiSession, 'id' | 'createdAt' | 'updatedAt' | 'lastActivityAt'>; change: ChangeContext }
+  | { type: 'apiSession.create'; session: Omit<ApiSession, 'id' | 'createdAt' | 'updatedAt' | 'lastActivityAt' | 'mfaCompletedAt'>; change: ChangeContext }
   | { type: 'apiSession.delete'; id: string; change: ChangeContext }
   /** Ends every API session of an identity: deleted (the default reason) or disabled. */
   | { type: 'apiSession.deleteForIdentity'; identityId: string; reason?: 'identity-deleted' | 'identity-disabled'; change: ChangeContext }

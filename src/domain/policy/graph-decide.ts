@@ -23,6 +23,7 @@ export type StoreName =
   | 'identities'
   | 'cas'
   | 'externalJwtSigners'
+  | 'postureChecks'
 
 /** A required, unique name. `idByName` answers the id holding a name; `selfId` is the entity being updated. */
 export function decideName(

@@ -20,6 +20,7 @@ import type {
   Terminator,
 } from './policy-types.ts'
 import type { ReadTable } from '../../lib/entity-table.ts'
+import type { PostureCheck } from '../posture/posture-types.ts'
 
 /** A policy of any kind, as stored. */
 export type AnyPolicy =
@@ -46,6 +47,7 @@ export interface PolicyGraphReads extends ConfigLookup {
   readonly servicePolicies: ReadTable<ServicePolicy>
   readonly edgeRouterPolicies: ReadTable<EdgeRouterPolicy>
   readonly serviceEdgeRouterPolicies: ReadTable<ServiceEdgeRouterPolicy>
+  readonly postureChecks: ReadTable<PostureCheck>
 
   /** Id of the config type holding this name. */
   configTypeIdByName(name: string): string | undefined

@@ -24,6 +24,8 @@ export class EntityClass {
   private sorted: string[] | null = null
   /** Derived id lists, dropped when a member or a link they depend on changes. */
   readonly cache = new Map<string, readonly string[]>()
+  /** Identity classes: the service policies linking it to a service class, per type (PolicyIndex.policiesLinking). */
+  readonly linking = { dial: new Map<EntityClass, readonly string[]>(), bind: new Map<EntityClass, readonly string[]>() }
 
   constructor(
     readonly kind: EntityKind,
@@ -51,6 +53,13 @@ export class EntityClass {
     this.h1 = (this.h1 - hash(id, 0x811c9dc5)) >>> 0
     this.h2 = (this.h2 - hash(id, 0x01000193)) >>> 0
     this.sorted = null
+  }
+
+  /** Drops every derived list. */
+  dropCaches(): void {
+    this.cache.clear()
+    this.linking.dial.clear()
+    this.linking.bind.clear()
   }
 
   partners(rel: Relation): Map<EntityClass, number> {

@@ -37,6 +37,8 @@ interface Entry {
   sides: Side[]
   /** The two sides the relation joins, when the policy kind has one. */
   pair: { rel: Relation; a: Side; b: Side }
+  /** The posture checks it selects, as of `stamp` (service policies; see membersOf). */
+  checks?: { stamp: number; ids: readonly string[] }
 }
 
 type PerKind<T> = Record<EntityKind, T>
@@ -55,6 +57,8 @@ export class PolicyIndex implements PolicyReads {
   /** Identities that changed on their own (created, moved class, overrides): own mark and when they joined their class. */
   private readonly personal = new Map<string, { own: number | undefined; joinedAt: number }>()
   private lastStamp = 0
+  /** Grows whenever a posture check joins, leaves or changes class, or a policy changes: cached check lists are stale. */
+  private postureStamp = 0
   private opStamp: number | null = null
   /** Identity classes whose Dial/Bind partners were touched in the current operation → their view before it. */
   private touched: Map<EntityClass, string> | null = null
@@ -188,20 +192,32 @@ export class PolicyIndex implements PolicyReads {
   }
 
   membersOf(policyId: string, kind: EntityKind): readonly string[] {
-    const side = this.entries.get(policyId)?.sides.find((s) => s.kind === kind)
-    return side ? unionMembers(side.classes) : []
+    const entry = this.entries.get(policyId)
+    const side = entry?.sides.find((s) => s.kind === kind)
+    if (!side) return []
+    if (kind !== 'posture-check') return unionMembers(side.classes)
+    // the checks gating a policy are read for every service row a client lists: kept until a check or policy changes
+    if (entry!.checks?.stamp !== this.postureStamp) entry!.checks = { stamp: this.postureStamp, ids: unionMembers(side.classes) }
+    return entry!.checks.ids
   }
 
   policiesLinking(identityId: string, serviceId: string, type: PolicyType): readonly string[] {
     const ic = this.classOf.identity.get(identityId)
     const sc = this.classOf.service.get(serviceId)
-    if (!ic || !sc || ic.count(type === 'Dial' ? 'dial' : 'bind', sc) === 0) return []
+    if (!ic || !sc) return NO_IDS
+    // per pair of classes: bump() drops the entry whenever a policy joins or leaves the pair
+    const rel = type === 'Dial' ? 'dial' : 'bind'
+    const known = ic.linking[rel].get(sc)
+    if (known) return known
+    if (ic.count(rel, sc) === 0) return NO_IDS
     const out: string[] = []
     for (const pid of ic.policies) {
       const e = this.entries.get(pid)!
       if (e.policy.kind === 'service-policy' && e.policy.type === type && e.pair.b.classes.has(sc)) out.push(pid)
     }
-    return out.sort()
+    out.sort()
+    ic.linking[rel].set(sc, out)
+    return out
   }
 
   attributesInUse(kind: EntityKind): readonly string[] {
@@ -317,6 +333,7 @@ export class PolicyIndex implements PolicyReads {
       this.noteViewers(to)
     }
     if (from) this.leave(kind, id, from)
+    if (kind === 'posture-check') this.postureStamp++
     to.add(id)
     this.classOf[kind].set(id, to)
     this.dropPartnerCaches(to)
@@ -324,6 +341,7 @@ export class PolicyIndex implements PolicyReads {
   }
 
   private leave(kind: EntityKind, id: string, from: EntityClass): void {
+    if (kind === 'posture-check') this.postureStamp++
     from.remove(id)
     this.dropPartnerCaches(from)
     for (const a of from.attrs) this.useAttr(kind, a, -1)
@@ -355,7 +373,7 @@ export class PolicyIndex implements PolicyReads {
       for (const p of partners.keys()) {
         this.noteView(p)
         p.links.get(rel)?.delete(c)
-        p.cache.clear()
+        p.dropCaches()
       }
     }
     c.links.clear()
@@ -374,6 +392,7 @@ export class PolicyIndex implements PolicyReads {
   }
 
   private install(e: Entry): void {
+    this.postureStamp++
     this.entries.set(e.policy.id, e)
     for (const s of e.sides) {
       this.bySideKind[s.kind].add(e)
@@ -414,8 +433,10 @@ export class PolicyIndex implements PolicyReads {
       my.set(x, n)
     }
     if (n === 0 || n === d) {
-      x.cache.clear()
-      y.cache.clear()
+      x.dropCaches()
+      y.dropCaches()
+    } else if (rel === 'dial' || rel === 'bind') {
+      x.linking[rel].delete(y)
     }
   }
 
@@ -431,7 +452,7 @@ export class PolicyIndex implements PolicyReads {
 
   /** A member joined or left: partners' member lists that include this class are stale. */
   private dropPartnerCaches(c: EntityClass): void {
-    for (const partners of c.links.values()) for (const p of partners.keys()) p.cache.clear()
+    for (const partners of c.links.values()) for (const p of partners.keys()) p.dropCaches()
   }
 
   /** Counts `@id` mentions; collects `kind:id` of entities whose "is named by a policy" state flipped. */
@@ -463,6 +484,7 @@ const BOTH: readonly Permission[] = ['Bind', 'Dial']
 const BIND: readonly Permission[] = ['Bind']
 const DIAL: readonly Permission[] = ['Dial']
 const NONE: readonly Permission[] = []
+const NO_IDS: readonly string[] = []
 
 /**
  * What an identity class sees, as a digest: per relation, the sums of its partner service classes' member digests

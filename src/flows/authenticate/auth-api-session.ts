@@ -158,7 +158,6 @@ export async function openApiSession(
       ipAddress: peer.remoteAddress,
       isMfaRequired: factors.isMfaRequired,
       isMfaComplete: factors.isMfaComplete,
-      mfaCompletedAt: null,
       isCertExtendable: primary.isCertExtendable ?? false,
       tags: {},
     },

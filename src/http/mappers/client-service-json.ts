@@ -19,7 +19,6 @@ import {
   toClientServiceDetail,
   type ConfigLookups,
   type ConfigTypeSelection,
-  type PostureQueryEntry,
 } from './client-service-mapper.ts'
 import { utf8, type JsonBody } from '../http-envelope.ts'
 
@@ -30,8 +29,11 @@ export interface ClientServiceViewer {
   lookups: ConfigLookups
   /** Services of which the identity overrides a config (their config maps are rendered afresh). */
   overridden: ReadonlySet<string>
-  /** The posture query entries, when posture checks exist (otherwise the per-permission placeholders are used). */
-  postureQueries?: (s: Service, permissions: readonly Permission[]) => PostureQueryEntry[]
+  /**
+   * Writes the JSON text of the service's postureQueries array, when posture checks exist (otherwise the
+   * per-permission placeholders are used).
+   */
+  writePostureQueries?: (s: Service, permissions: readonly Permission[], body: JsonBody) => void
 }
 
 interface ConfigText {
@@ -53,19 +55,25 @@ interface ServiceText {
 export const MAX_CONFIG_RENDERINGS = 8
 
 const EMPTY_MAP = utf8('{}')
+const CLOSE_ROW = utf8('}')
 const MARK = '\u0000config\u0000'
 
 export class ClientServiceJson {
   private readonly services = new WeakMap<Service, ServiceText>()
   private readonly permissionTexts = new Map<string, Uint8Array>()
   private readonly permissionTextsByRef = new WeakMap<readonly Permission[], Uint8Array>()
+  private readonly permissionPrefixes = new Map<string, Uint8Array>()
+  private readonly permissionPrefixesByRef = new WeakMap<readonly Permission[], Uint8Array>()
 
   /** Writes the JSON text of one service as the viewer sees it, given the viewer's permissions on it. */
   write(s: Service, permissions: readonly Permission[], viewer: ClientServiceViewer, body: JsonBody): void {
     const text = this.textOf(s)
     body.bytes(text.head).bytes(this.configJson(s, text, viewer)).bytes(text.middle)
-    if (viewer.postureQueries) body.text(`,"permissions":${JSON.stringify(permissions)},"postureQueries":${JSON.stringify(viewer.postureQueries(s, permissions))}}`)
-    else body.bytes(this.permissionTextOf(permissions))
+    if (viewer.writePostureQueries) {
+      body.bytes(this.permissionsPrefixOf(permissions))
+      viewer.writePostureQueries(s, permissions, body)
+      body.bytes(CLOSE_ROW)
+    } else body.bytes(this.permissionTextOf(permissions))
   }
 
   private textOf(s: Service): ServiceText {
@@ -83,6 +91,17 @@ export class ClientServiceJson {
     return text
   }
 
+  /** `,"permissions":[…],"postureQueries":` (the entries follow: posture checks exist). */
+  private permissionsPrefixOf(permissions: readonly Permission[]): Uint8Array {
+    let t = this.permissionPrefixesByRef.get(permissions)
+    if (t) return t
+    const key = permissions.join(',')
+    t = this.permissionPrefixes.get(key)
+    if (!t) this.permissionPrefixes.set(key, (t = utf8(`,"permissions":${JSON.stringify(permissions)},"postureQueries":`)))
+    this.permissionPrefixesByRef.set(permissions, t)
+    return t
+  }
+
   /** `,"permissions":[…],"postureQueries":[…]}` with the placeholders of a permission set (no posture checks). */
   private permissionTextOf(permissions: readonly Permission[]): Uint8Array {
     let t = this.permissionTextsByRef.get(permissions)
@@ -90,7 +109,7 @@ export class ClientServiceJson {
     const key = permissions.join(',')
     t = this.permissionTexts.get(key)
     if (!t) {
-      t = utf8(`,"permissions":${JSON.stringify(permissions)},"postureQueries":${JSON.stringify(postureQueries(permissions, false, () => []))}}`)
+      t = utf8(`,"permissions":${JSON.stringify(permissions)},"postureQueries":${JSON.stringify(postureQueries(permissions))}}`)
       this.permissionTexts.set(key, t)
     }
     this.permissionTextsByRef.set(permissions, t)

@@ -58,21 +58,12 @@ export interface PostureQueryEntry {
   postureQueries: unknown[]
 }
 
-/** One entry per granting policy; with no posture check anywhere, one placeholder per permission (as the real one). */
-export function postureQueries(
-  permissions: readonly Permission[],
-  anyPostureChecks: boolean,
-  policiesFor: (type: Permission) => readonly string[],
-): PostureQueryEntry[] {
-  const out: PostureQueryEntry[] = []
-  for (const type of permissions) {
-    if (!anyPostureChecks) {
-      out.push({ policyId: `dummy ${type.toLowerCase()} policy: no posture checks defined`, policyType: type, isPassing: true, postureQueries: [] })
-      continue
-    }
-    for (const policyId of policiesFor(type)) out.push({ policyId, policyType: type, isPassing: true, postureQueries: [] })
-  }
-  return out
+/**
+ * The service's postureQueries while no posture check exists anywhere: one placeholder per permission, as the real
+ * controller (with checks, flows/posture evaluates them and posture-mapper.ts renders the entries).
+ */
+export function postureQueries(permissions: readonly Permission[]): PostureQueryEntry[] {
+  return permissions.map((type) => ({ policyId: `dummy ${type.toLowerCase()} policy: no posture checks defined`, policyType: type, isPassing: true, postureQueries: [] }))
 }
 
 export function toClientServiceDetail(

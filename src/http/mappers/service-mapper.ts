@@ -11,6 +11,8 @@ export interface ServiceViewContext {
   permissions: readonly string[]
   /** Config data keyed by config type name (only the requested types). */
   config?: Record<string, Record<string, unknown>>
+  /** The caller's posture query entries for the service (client-service-mapper postureQueries, posture-mapper). */
+  postureQueries?: unknown[]
 }
 
 const SUB_LISTS = ['configs', 'service-edge-router-policies', 'service-policies', 'terminators', 'identities', 'edge-routers'] as const
@@ -32,7 +34,7 @@ export function toServiceDetail(s: Service, ctx: ServiceViewContext) {
     configs: s.configs,
     config: ctx.config ?? {},
     encryptionRequired: s.encryptionRequired,
-    postureQueries: [],
+    postureQueries: ctx.postureQueries ?? [],
   }
 }
 

@@ -18,7 +18,7 @@ async function identityWithSession(name: string): Promise<string> {
     type: 'apiSession.create',
     session: {
       tokenHash: `hash-${name}`, identityId: id, authenticatorId: 'a1', configTypes: [], ipAddress: '127.0.0.1',
-      isMfaRequired: false, isMfaComplete: false, mfaCompletedAt: null, isCertExtendable: false, tags: {},
+      isMfaRequired: false, isMfaComplete: false, isCertExtendable: false, tags: {},
     },
     change,
   })

@@ -44,7 +44,7 @@ function service(over: Partial<Service> = {}): Service {
 
 /** The object view, as the text must read. */
 function expected(s: Service, identityId: string, permissions: readonly Permission[], selection: ConfigTypeSelection, lookups: ConfigLookups) {
-  return toClientServiceDetail(s, { permissions, config: configMap(s, identityId, selection, lookups), postureQueries: postureQueries(permissions, false, () => []) })
+  return toClientServiceDetail(s, { permissions, config: configMap(s, identityId, selection, lookups), postureQueries: postureQueries(permissions) })
 }
 
 function textOf(r: ClientServiceJson, s: Service, identityId: string, permissions: readonly Permission[], selection: ConfigTypeSelection, lookups: ConfigLookups): string {

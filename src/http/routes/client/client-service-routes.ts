@@ -6,6 +6,8 @@ import type { PolicyGraphActor } from '../../../actors/policy-graph/policy-graph
 import type { PolicyReads } from '../../../domain/policy/policy-reads.ts'
 import type { Router, Service } from '../../../domain/policy/policy-types.ts'
 import type { SessionTokens } from '../../../flows/sessions/session-token.ts'
+import type { PostureEvaluator } from '../../../flows/posture/posture-evaluate.ts'
+import type { ApiSession } from '../../../domain/session/session-types.ts'
 import { ApiError } from '../../../errors/api-error.ts'
 import type { Clock } from '../../../lib/clock.ts'
 import { ListQuery, ServiceListQuery } from '../../../../schemas/common.ts'
@@ -14,11 +16,11 @@ import { listOfJson, ok, okJson, type JsonBody } from '../../http-envelope.ts'
 import { listPage, respondList, selectPage } from '../../http-list.ts'
 import { route, type RouteCtx, type RouteDef } from '../../http-route.ts'
 import { iso } from '../../mappers/common-mapper.ts'
+import { PostureQueriesJson } from '../../mappers/posture-mapper.ts'
 import { SERVICE_SYMBOLS, toServiceRow } from '../../mappers/service-mapper.ts'
 import { EDGE_ROUTER_SYMBOLS, toEdgeRouterRow } from '../../mappers/router-mapper.ts'
 import { TERMINATOR_SYMBOLS, toTerminatorDetail, toTerminatorRow } from '../../mappers/terminator-mapper.ts'
 import {
-  postureQueries,
   selectConfigTypes,
   toClientEdgeRouterDetail,
   toClientEdgeRouterProps,
@@ -32,6 +34,7 @@ export interface ClientServiceDeps {
   tokens: SessionTokens
   clock: Clock
   startedAt: number
+  posture: PostureEvaluator
 }
 
 /** Binary search in a sorted id list. */
@@ -56,18 +59,23 @@ export function clientServiceRoutes(deps: ClientServiceDeps): RouteDef[] {
     return s
   }
   const rendered = new ClientServiceJson()
-  /** Writes a service's JSON text as `identityId` sees it, for the config types it asked for. */
-  const jsonFor = (identityId: string, configTypes: readonly string[]) => {
+  const postureTexts = new PostureQueriesJson()
+  /** Writes a service's JSON text as the session's identity sees it, for the config types it asked for. */
+  const jsonFor = (session: ApiSession, configTypes: readonly string[]) => {
     const l = lookups()
+    const identityId = session.identityId
+    const now = deps.clock.now()
     const viewer: ClientServiceViewer = {
       identityId,
       selection: selectConfigTypes(configTypes, l),
       lookups: l,
       overridden: new Set(deps.graph.snapshot().overridesOf(identityId).map((o) => o.serviceId)),
-      postureQueries:
-        deps.reads.countOf('posture-check') > 0
-          ? (s, permissions) => postureQueries(permissions, true, (t) => deps.reads.policiesLinking(identityId, s.id, t))
-          : undefined,
+      writePostureQueries: deps.posture.anyChecks()
+        ? (s, permissions, body) =>
+            permissions.length === 1
+              ? postureTexts.writeOne(deps.posture.policies(session, s.id, permissions[0]!, now), body)
+              : postureTexts.write(permissions.map((type) => deps.posture.policies(session, s.id, type, now)), body)
+        : undefined,
     }
     return (s: Service, body: JsonBody) => rendered.write(s, deps.reads.permissionsOf(identityId, s.id), viewer, body)
   }
@@ -105,14 +113,14 @@ export function clientServiceRoutes(deps: ClientServiceDeps): RouteDef[] {
           toRow: toServiceRow,
           roleOf: (s) => s,
         })
-        return listOfJson(page, jsonFor(identityId, askedTypes(ctx as RouteCtx<unknown, { configTypes?: string | string[] }>)), result, Object.keys(SERVICE_SYMBOLS))
+        return listOfJson(page, jsonFor(ctx.auth.session, askedTypes(ctx as RouteCtx<unknown, { configTypes?: string | string[] }>)), result, Object.keys(SERVICE_SYMBOLS))
       },
     }),
     route({
       method: 'GET', path: '/services/:id', apis: ['client'], access: 'session', tag: 'Service', summary: 'A service the caller may use',
       handle: (ctx) => {
         const s = visible(ctx, ctx.params.id)
-        const write = jsonFor(ctx.auth.identity.id, askedTypes(ctx as RouteCtx<unknown, { configTypes?: string | string[] }>))
+        const write = jsonFor(ctx.auth.session, askedTypes(ctx as RouteCtx<unknown, { configTypes?: string | string[] }>))
         return okJson((body) => write(s, body))
       },
     }),

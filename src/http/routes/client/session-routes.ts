@@ -1,7 +1,8 @@
 /**
  * Service sessions: created by a client for a service it may use (Client API), listed and deleted by their owner,
  * and by admins through the Management API. Refusals follow the real controller: a service the caller cannot see is
- * 404, a type it may not use is 400 COULD_NOT_VALIDATE, no shared edge router is 400 NO_EDGE_ROUTERS_AVAILABLE.
+ * 404, a type it may not use is 400 COULD_NOT_VALIDATE, failing posture checks 409 INVALID_POSTURE, no shared edge
+ * router 400 NO_EDGE_ROUTERS_AVAILABLE.
  */
 import type { PolicyGraphActor } from '../../../actors/policy-graph/policy-graph-actor.ts'
 import type { SessionRegistryActor } from '../../../actors/session-registry/session-registry-actor.ts'
@@ -9,6 +10,7 @@ import type { PolicyReads } from '../../../domain/policy/policy-reads.ts'
 import type { Router } from '../../../domain/policy/policy-types.ts'
 import type { ServiceSession } from '../../../domain/session/service-session-types.ts'
 import type { SessionTokens } from '../../../flows/sessions/session-token.ts'
+import { enforcePosture, type PostureEnforceDeps } from '../../../flows/posture/posture-enforce.ts'
 import { ApiError } from '../../../errors/api-error.ts'
 import type { Clock } from '../../../lib/clock.ts'
 import { newCuid } from '../../../lib/ids.ts'
@@ -32,6 +34,7 @@ export interface SessionRouteDeps {
   reads: PolicyReads
   tokens: SessionTokens
   clock: Clock
+  posture: PostureEnforceDeps
 }
 
 export function sessionRoutes(deps: SessionRouteDeps): RouteDef[] {
@@ -109,8 +112,9 @@ export function sessionRoutes(deps: SessionRouteDeps): RouteDef[] {
         const permissions = service ? deps.reads.permissionsOf(identityId, serviceId) : []
         if (!service || permissions.length === 0) throw ApiError.notFound()
         if (!permissions.includes(type)) throw ApiError.invalidField('ServiceId', 'service not found', serviceId)
-        if (usableRouters(identityId, serviceId).length === 0) throw new ApiError('NO_EDGE_ROUTERS_AVAILABLE')
         const now = deps.clock.now()
+        enforcePosture(deps.posture, ctx.auth.session, service, type, now)
+        if (usableRouters(identityId, serviceId).length === 0) throw new ApiError('NO_EDGE_ROUTERS_AVAILABLE')
         const id = newCuid(now)
         const token = await deps.tokens.sign({ sessionId: id, apiSessionId: ctx.auth.session.id, identityId, serviceId, type }, now)
         const { session } = await deps.sessions.ask({

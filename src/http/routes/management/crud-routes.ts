@@ -27,7 +27,10 @@ import { ListQuery, RoleListQuery } from '../../../../schemas/common.ts'
 import { created, ok, okEmpty } from '../../http-envelope.ts'
 import { respondList, type ListSpec } from '../../http-list.ts'
 import { route, type RouteCtx, type RouteDef } from '../../http-route.ts'
-import { configMap, selectConfigTypes, type ConfigLookups } from '../../mappers/client-service-mapper.ts'
+import { configMap, postureQueries, selectConfigTypes, type ConfigLookups } from '../../mappers/client-service-mapper.ts'
+import { toPostureQueryEntries } from '../../mappers/posture-mapper.ts'
+import type { PostureEvaluator } from '../../../flows/posture/posture-evaluate.ts'
+import type { Permission } from '../../../domain/policy/policy-reads.ts'
 import { CONFIG_SYMBOLS, CONFIG_TYPE_SYMBOLS, toConfigDetail, toConfigRow, toConfigTypeDetail, toConfigTypeRow } from '../../mappers/config-mapper.ts'
 import {
   EDGE_ROUTER_POLICY_SYMBOLS,
@@ -54,6 +57,8 @@ export interface GraphRouteDeps {
   sessions: SessionRegistryActor
   reads: PolicyReads
   clock: Clock
+  /** Posture of the caller's session, for the postureQueries of the services it sees. */
+  posture: PostureEvaluator
 }
 
 /** A list spec plus a lookup by id, so the same spec serves the top-level list and every sub-list of that kind. */
@@ -100,14 +105,14 @@ export function found<T>(t: T | undefined): T {
   return t
 }
 
-/** Names for `*RolesDisplay`: identities from the identity actor, services and edge routers from the graph. */
+/** Names for `*RolesDisplay`: identities from the identity actor, services, edge routers and posture checks from the graph. */
 export function nameOf(deps: Pick<GraphRouteDeps, 'graph' | 'identities'>): NameOf {
   return (kind: EntityKind, id: string) => {
     if (kind === 'identity') return deps.identities.snapshot().identity(id)?.name
     const g = deps.graph.snapshot()
     if (kind === 'service') return g.services.get(id)?.name
     if (kind === 'router') return g.edgeRouters.get(id)?.name
-    return undefined
+    return g.postureChecks.get(id)?.name
   }
 }
 
@@ -143,7 +148,7 @@ export function subListRoute<T>(def: {
 }
 
 /** Graph aggregates whose writes follow `<agg>.create|update|delete` with plain input fields. */
-export type GraphAggregate = 'configType' | 'config' | 'service' | 'terminator' | 'servicePolicy' | 'edgeRouterPolicy' | 'serviceEdgeRouterPolicy'
+export type GraphAggregate = 'configType' | 'config' | 'service' | 'terminator' | 'servicePolicy' | 'edgeRouterPolicy' | 'serviceEdgeRouterPolicy' | 'postureCheck'
 
 /** The create, update and remove calls of a CrudDef that only forward the body's fields to the graph actor. */
 export function graphWrites(deps: Pick<GraphRouteDeps, 'graph'>, agg: GraphAggregate, toFields: (body: object) => object) {
@@ -230,8 +235,8 @@ export function tableListing<T extends { id: string }>(table: ReadTable<T>, spec
 }
 
 /**
- * Services as the Management API shows them to the caller: `permissions` are the caller's (["Invalid"] when none);
- * `config` holds the config types named by the `configTypes` query (comma separated, names or ids, or `all`).
+ * Services as the Management API shows them to the caller: `permissions` and `postureQueries` are the caller's
+ * (["Invalid"] when it has no permission); `config` holds the config types named by the `configTypes` query (comma separated, names or ids, or `all`).
  */
 export function serviceListing(deps: GraphRouteDeps, ctx: RouteCtx): Listing<Service> {
   const g = deps.graph.snapshot()
@@ -244,15 +249,24 @@ export function serviceListing(deps: GraphRouteDeps, ctx: RouteCtx): Listing<Ser
     overrideConfig: (i, s, t) => g.overrideConfig(i, s, t),
   }
   const selection = selectConfigTypes(asked === undefined ? [] : Array.isArray(asked) ? asked : [asked], lookups)
+  const now = deps.clock.now()
+  // the caller's posture for the service, as the client list shows it (placeholders while no check exists)
+  const posture = (serviceId: string, permissions: readonly Permission[]) =>
+    deps.posture.anyChecks()
+      ? permissions.flatMap((type) => toPostureQueryEntries(deps.posture.policies(ctx.auth.session, serviceId, type, now)))
+      : postureQueries(permissions)
   return tableListing(g.services, {
     symbols: SERVICE_SYMBOLS,
     indexed: ROLED,
     toRow: toServiceRow,
-    toView: (s) =>
-      toServiceDetail(s, {
-        permissions: deps.reads.permissionsOf(caller, s.id),
+    toView: (s) => {
+      const permissions = deps.reads.permissionsOf(caller, s.id)
+      return toServiceDetail(s, {
+        permissions,
         config: configMap(s, caller, selection, lookups) as Record<string, Record<string, unknown>>,
-      }),
+        postureQueries: posture(s.id, permissions),
+      })
+    },
     roleOf: (s) => s,
   })
 }

@@ -1,11 +1,10 @@
 /** Management API: service policies (CRUD) and the identities, services and posture checks each selects. */
 import type { ServicePolicyFields } from '../../../actors/policy-graph/policy-graph-messages.ts'
-import { Type } from '@sinclair/typebox'
-import { BaseEntity } from '../../../../schemas/common.ts'
+import { PostureCheckDetail } from '../../../../schemas/posture.ts'
 import { IdentityDetail } from '../../../../schemas/identity.ts'
 import { ServicePolicyCreate, ServicePolicyDetail, ServicePolicyPatch, ServicePolicyUpdate } from '../../../../schemas/policy.ts'
 import { ServiceDetail } from '../../../../schemas/service.ts'
-import { BASE_SYMBOLS } from '../../mappers/common-mapper.ts'
+import { postureCheckListing } from './posture-check-routes.ts'
 import type { RouteDef } from '../../http-route.ts'
 import {
   crudRoutes,
@@ -16,7 +15,6 @@ import {
   servicePolicyListing,
   subListRoute,
   type GraphRouteDeps,
-  type Listing,
 } from './crud-routes.ts'
 
 const ROUTES = {
@@ -28,15 +26,6 @@ const ROUTES = {
 } as const
 
 const FIELDS = ['name', 'type', 'semantic', 'identityRoles', 'serviceRoles', 'postureCheckRoles', 'tags'] as const
-
-/** Posture checks do not exist yet: the list is always empty, with their filterable fields. */
-const POSTURE_CHECKS: Listing<never> = {
-  symbols: { ...BASE_SYMBOLS, name: 'string', typeId: 'string', roleAttributes: 'set' },
-  get: () => undefined,
-  candidates: () => [],
-  toRow: () => ({}),
-  toView: () => ({}),
-}
 
 export function servicePolicyRoutes(deps: GraphRouteDeps): RouteDef[] {
   const sub = { tag: 'Service Policy', parent: (id: string) => deps.graph.snapshot().servicePolicies.get(id) }
@@ -58,9 +47,9 @@ export function servicePolicyRoutes(deps: GraphRouteDeps): RouteDef[] {
       listing: (ctx) => serviceListing(deps, ctx),
     }),
     subListRoute({
-      ...sub, path: ROUTES.postureChecks, summary: 'List the posture checks a service policy selects', response: Type.Object(BaseEntity),
+      ...sub, path: ROUTES.postureChecks, summary: 'List the posture checks a service policy selects', response: PostureCheckDetail,
       ids: (id) => deps.reads.membersOf(id, 'posture-check'),
-      listing: () => POSTURE_CHECKS,
+      listing: () => postureCheckListing(deps),
     }),
   ]
 }

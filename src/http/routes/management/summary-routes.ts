@@ -1,4 +1,5 @@
 /** Management API: resource counts. Keys follow the real controller's store names; stores edgeplane lacks count 0. */
+import { POSTURE_CHECK_TYPES } from '../../../domain/posture/posture-types.ts'
 import type { IdentityActor } from '../../../actors/identity/identity-actor.ts'
 import type { SessionRegistryActor } from '../../../actors/session-registry/session-registry-actor.ts'
 import type { PolicyGraphActor } from '../../../actors/policy-graph/policy-graph-actor.ts'
@@ -30,8 +31,8 @@ export function summaryRoutes(deps: { identities: IdentityActor; sessions: Sessi
           identities: ids.identities.size,
           identityTypes: IDENTITY_TYPES.length,
           mfas: 0,
-          postureCheckTypes: 0,
-          postureChecks: 0,
+          postureCheckTypes: POSTURE_CHECK_TYPES.length,
+          postureChecks: g.postureChecks.size,
           revocations: 0,
           routers: g.routers.size,
           'routers.edge': g.edgeRouters.size,

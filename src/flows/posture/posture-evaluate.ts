@@ -1,0 +1,102 @@
+/**
+ * Posture of an API session for a service: which service policies grant the (identity, service, Dial|Bind) and
+ * whether each passes its posture checks. Reads only: the granting policies and the checks gating each come
+ * precomputed from the policy index; the session's posture data from the volatile posture store.
+ * Rules:
+ * - a policy passes when every posture check it selects passes (a policy without checks passes)
+ * - access of a type passes when at least one granting policy passes
+ * - outcomes of checks that do not depend on the time (all but MFA) are cached per posture-data record and check
+ *   record: both are replaced on every change, so a cached outcome is never stale
+ * - the entries of a service row are cached per granting-policy list (the index hands out the same array while the
+ *   links hold) and posture-data record, until a posture check or policy changes; rows with an MFA check are not
+ */
+import type { PolicyGraphActor } from '../../actors/policy-graph/policy-graph-actor.ts'
+import type { EventBus } from '../../actors/runtime/event-bus.ts'
+import type { PolicyReads, Permission } from '../../domain/policy/policy-reads.ts'
+import type { PostureDataReads } from '../../domain/posture/posture-reads.ts'
+import { NO_POSTURE_DATA, type CheckResult, type PostureCheck, type PostureData, type SessionMfaState } from '../../domain/posture/posture-types.ts'
+import { dependsOnTime, evaluateCheck } from '../../domain/posture/posture-eval.ts'
+
+export interface PostureEvalDeps {
+  graph: PolicyGraphActor
+  reads: PolicyReads
+  posture: PostureDataReads
+  /** The graph's events: a posture check or policy change makes cached rows stale. */
+  bus: EventBus
+}
+
+/** The session an evaluation is for: its id and its MFA state (contract 2: `isMfaComplete`, `mfaCompletedAt`). */
+export type PostureSession = { id: string; identityId: string; isMfaComplete: boolean; mfaCompletedAt?: number | null }
+
+export interface CheckOutcome {
+  check: PostureCheck
+  result: CheckResult
+}
+
+export interface PolicyPosture {
+  policyId: string
+  policyType: Permission
+  isPassing: boolean
+  checks: CheckOutcome[]
+}
+
+export interface PostureEvaluator {
+  /** True once any posture check exists (before that, clients see the placeholder entries). */
+  anyChecks(): boolean
+  /**
+   * One entry per service policy of `type` granting the session's identity the service, judged on the session's
+   * current posture data or on `data` when given. The array may be shared with later calls: never change it.
+   */
+  policies(session: PostureSession, serviceId: string, type: Permission, now: number, data?: PostureData): PolicyPosture[]
+}
+
+export function createPostureEvaluator(deps: PostureEvalDeps): PostureEvaluator {
+  const cache = new WeakMap<PostureData, WeakMap<PostureCheck, CheckResult>>()
+  const outcome = (check: PostureCheck, data: PostureData | undefined, mfa: SessionMfaState, now: number): CheckResult => {
+    if (dependsOnTime(check)) return evaluateCheck(check, data, mfa, now)
+    const key = data ?? NO_POSTURE_DATA
+    let perData = cache.get(key)
+    if (!perData) cache.set(key, (perData = new WeakMap()))
+    let r = perData.get(check)
+    if (!r) perData.set(check, (r = evaluateCheck(check, data, mfa, now)))
+    return r
+  }
+  const rows = new WeakMap<readonly string[], WeakMap<PostureData, { generation: number; entries: PolicyPosture[] }>>()
+  let generation = 0
+  for (const type of ['graph.postureCheck.put', 'graph.postureCheck.deleted', 'graph.policy.put', 'graph.policy.deleted']) {
+    deps.bus.subscribe(type, () => void generation++)
+  }
+  return {
+    anyChecks: () => deps.graph.snapshot().postureChecks.size > 0,
+    policies(session, serviceId, type, now, given) {
+      const data = given ?? deps.posture.dataOf(session.id)
+      const linking = deps.reads.policiesLinking(session.identityId, serviceId, type)
+      const key = data ?? NO_POSTURE_DATA
+      const hit = rows.get(linking)?.get(key)
+      if (hit && hit.generation === generation) return hit.entries
+      const g = deps.graph.snapshot()
+      const mfa: SessionMfaState = { isMfaComplete: session.isMfaComplete, mfaCompletedAt: session.mfaCompletedAt ?? null }
+      const entries: PolicyPosture[] = []
+      let timeDependent = false
+      for (const policyId of linking) {
+        const checks: CheckOutcome[] = []
+        let isPassing = true
+        for (const checkId of deps.reads.membersOf(policyId, 'posture-check')) {
+          const check = g.postureChecks.get(checkId)
+          if (!check) continue
+          if (dependsOnTime(check)) timeDependent = true
+          const result = outcome(check, data, mfa, now)
+          if (!result.isPassing) isPassing = false
+          checks.push({ check, result })
+        }
+        entries.push({ policyId, policyType: type, isPassing, checks })
+      }
+      if (!timeDependent) {
+        let perData = rows.get(linking)
+        if (!perData) rows.set(linking, (perData = new WeakMap()))
+        perData.set(key, { generation, entries })
+      }
+      return entries
+    },
+  }
+}

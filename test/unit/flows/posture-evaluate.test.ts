@@ -1,0 +1,87 @@
+// The posture evaluator's row cache (src/flows/posture/posture-evaluate.ts) and the JSON text kept with its rows
+// (src/http/mappers/posture-mapper.ts PostureQueriesJson): the cached answers equal fresh evaluations, the fast path is
+// taken (the same array comes back), and a check or policy change, new posture data or an MFA check bypasses it.
+import { describe, expect, it } from 'bun:test'
+import { EventBus } from '../../../src/actors/runtime/event-bus.ts'
+import type { PolicyGraphActor } from '../../../src/actors/policy-graph/policy-graph-actor.ts'
+import type { PolicyReads } from '../../../src/domain/policy/policy-reads.ts'
+import type { PostureDataReads } from '../../../src/domain/posture/posture-reads.ts'
+import { NO_POSTURE_DATA, type PostureCheck, type PostureData } from '../../../src/domain/posture/posture-types.ts'
+import { createPostureEvaluator, type PostureSession } from '../../../src/flows/posture/posture-evaluate.ts'
+import { PostureQueriesJson, toPostureQueryEntries } from '../../../src/http/mappers/posture-mapper.ts'
+import { JsonBody } from '../../../src/http/http-envelope.ts'
+
+const T0 = Date.parse('2026-01-01T00:00:00Z')
+const base = { createdAt: T0, updatedAt: T0, tags: {}, roleAttributes: null, version: 1 }
+
+function setup() {
+  const checks = new Map<string, PostureCheck>([
+    ['dom', { ...base, id: 'dom', name: 'dom', typeId: 'DOMAIN', domains: ['corp'] } as PostureCheck],
+    ['mfa', { ...base, id: 'mfa', name: 'mfa', typeId: 'MFA', timeoutSeconds: -1, promptOnWake: false, promptOnUnlock: false, ignoreLegacyEndpoints: false } as PostureCheck],
+  ])
+  const linking: Record<string, string[]> = { s1: ['p-dom', 'p-open'], s2: ['p-mfa'] }
+  const members: Record<string, string[]> = { 'p-dom': ['dom'], 'p-open': [], 'p-mfa': ['mfa'] }
+  let data: PostureData | undefined
+  const bus = new EventBus()
+  const graph = { snapshot: () => ({ postureChecks: { size: checks.size, get: (id: string) => checks.get(id) } }) } as unknown as PolicyGraphActor
+  const reads = { policiesLinking: (_i: string, s: string) => linking[s] ?? [], membersOf: (p: string) => members[p] ?? [] } as unknown as PolicyReads
+  const posture: PostureDataReads = { dataOf: () => data, failedRequestsOf: () => [] }
+  const deps = { graph, reads, posture, bus }
+  return { checks, bus, deps, evaluator: createPostureEvaluator(deps), setData: (d: PostureData) => void (data = d), fresh: () => createPostureEvaluator({ ...deps, bus: new EventBus() }) }
+}
+const session: PostureSession = { id: 'as1', identityId: 'i1', isMfaComplete: false, mfaCompletedAt: null }
+const corp = (version: number): PostureData => ({ ...NO_POSTURE_DATA, version, domain: { postureCheckId: 'dom', name: 'corp', at: T0 } })
+
+describe('posture evaluator', () => {
+  it('answers the same array again while nothing changed, equal to a fresh evaluation', () => {
+    const t = setup()
+    const a = t.evaluator.policies(session, 's1', 'Dial', T0)
+    expect(t.evaluator.policies(session, 's1', 'Dial', T0 + 5)).toBe(a)
+    expect(a).toEqual(t.fresh().policies(session, 's1', 'Dial', T0))
+    expect(a.map((p) => [p.policyId, p.isPassing])).toEqual([['p-dom', false], ['p-open', true]])
+  })
+
+  it('evaluates again on new posture data and after a check changes', () => {
+    const t = setup()
+    const a = t.evaluator.policies(session, 's1', 'Dial', T0)
+    t.setData(corp(1))
+    const b = t.evaluator.policies(session, 's1', 'Dial', T0)
+    expect(b).not.toBe(a)
+    expect(b[0]!.isPassing).toBe(true)
+    t.checks.set('dom', { ...t.checks.get('dom')!, domains: ['other'] } as PostureCheck)
+    t.bus.publish({ type: 'graph.postureCheck.put' })
+    const c = t.evaluator.policies(session, 's1', 'Dial', T0)
+    expect(c[0]!.isPassing).toBe(false)
+    expect(c).toEqual(t.fresh().policies(session, 's1', 'Dial', T0))
+  })
+
+  it('never caches a row with an MFA check', () => {
+    const t = setup()
+    const a = t.evaluator.policies(session, 's2', 'Dial', T0)
+    expect(a[0]!.isPassing).toBe(false)
+    const b = t.evaluator.policies({ ...session, isMfaComplete: true, mfaCompletedAt: T0 }, 's2', 'Dial', T0)
+    expect(b).not.toBe(a)
+    expect(b[0]!.isPassing).toBe(true)
+  })
+})
+
+describe('PostureQueriesJson', () => {
+  it('writes the text of the entries of each permission, equal to rendering them afresh, and keeps it per array', () => {
+    const t = setup()
+    t.setData(corp(1))
+    const dial = t.evaluator.policies(session, 's1', 'Dial', T0)
+    const bind = t.evaluator.policies(session, 's2', 'Bind', T0)
+    const json = new PostureQueriesJson()
+    const text = (perType: (typeof dial)[]) => {
+      const body = new JsonBody()
+      json.write(perType, body)
+      return new TextDecoder().decode(body.finish().bytes)
+    }
+    expect(JSON.parse(text([bind, [], dial]))).toEqual([...toPostureQueryEntries(bind), ...toPostureQueryEntries(dial)])
+    expect(text([dial])).toBe(JSON.stringify(toPostureQueryEntries(dial)))
+    expect(text([])).toBe('[]')
+    const one = new JsonBody()
+    json.writeOne(dial, one)
+    expect(new TextDecoder().decode(one.finish().bytes)).toBe(text([dial]))
+  })
+})
