@@ -3,7 +3,7 @@
  * the store is opened read-only) or online (`--url URL`, through the Management API with an admin login).
  */
 import { lstat, readdir, readFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { pathExists } from '../lib/path-exists.ts'
 import { CONTROLLER_PKI_FILES } from '../pki/pki-bootstrap.ts'
 import { parseCertificatePem } from '../pki/pki-certs.ts'
@@ -39,7 +39,8 @@ export interface DataDirStatus {
   warnings: string[]
 }
 
-export async function readDataDirStatus(dataDir: string, now: number): Promise<DataDirStatus> {
+export async function readDataDirStatus(dir: string, now: number): Promise<DataDirStatus> {
+  const dataDir = resolve(dir)
   const store = await openStore(dataDir, { readOnly: true })
   let schemaVersion: number
   let counts: Record<string, number>
