@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util'
 import { ConfigError, resolveConfig, type ConfigFlags } from './config/config.ts'
 import { startServer } from './server.ts'
 import { VERSION, REVISION, BUILD_DATE } from './version.ts'
-import { OPERATE_HELP } from './operate/operate-command.ts'
+import { OPERATE_HELP } from './operate/operate-help.ts'
 
 const HELP = `edgeplane ${VERSION}: controller for a zero-trust overlay network
 

@@ -13,7 +13,7 @@ import { dirname, join, resolve } from 'node:path'
 import { pathExists } from '../lib/path-exists.ts'
 import { copyStore } from '../store/store-copy.ts'
 import { openStore, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, storePathOf } from '../store/store-env.ts'
-import { countRecords, schemaVersionOf } from '../store/store-stats.ts'
+import { readStoreFacts } from '../store/store-stats.ts'
 import { REVISION, VERSION } from '../version.ts'
 import { ARCHIVE_FORMAT, ARCHIVE_FORMAT_VERSION, hashFile, modeText, writeArchive, type BackupManifest } from './operate-archive.ts'
 
@@ -45,15 +45,7 @@ export async function backupDataDir(opts: BackupOptions): Promise<BackupManifest
     } finally {
       await live.close()
     }
-    const copy = await openStore(staging, { readOnly: true })
-    let schemaVersion: number
-    let counts: Record<string, number>
-    try {
-      schemaVersion = schemaVersionOf(copy)
-      counts = countRecords(copy)
-    } finally {
-      await copy.close()
-    }
+    const { schemaVersion, counts } = await readStoreFacts(staging)
     const paths = ['edgeplane.mdb', ...(await copyPkiFiles(join(dataDir, PKI_DIR_NAME), join(staging, PKI_DIR_NAME)))]
     const files = []
     for (const path of paths) {

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { systemClock } from '../lib/clock.ts'
 import { backupDataDir } from './operate-backup.ts'
+import { OPERATE_HELP } from './operate-help.ts'
 import { restoreDataDir } from './operate-restore.ts'
 import { readDataDirStatus, readServerStatus, renderDataDirStatus, renderServerStatus } from './operate-status.ts'
 
@@ -15,14 +16,6 @@ export interface OperateIo {
   env: Record<string, string | undefined>
 }
 
-export const OPERATE_HELP = `Operations:
-  edgeplane backup --data DIR --out FILE      archive a data directory (the controller may be running on it)
-  edgeplane restore --from FILE --data DIR    restore an archive into a new or empty directory, checked and migrated
-  edgeplane status --data DIR [--json]        offline: schema version, record counts, sizes, certificate expiry
-  edgeplane status --url URL [--json]         online: version, uptime, counts, health of a running controller
-      --username NAME (EDGEPLANE_USERNAME)  --password PASS (EDGEPLANE_PASSWORD): an admin's login
-      --ca FILE: PEM of the CA of the controller's certificate (default: the system's roots); --insecure: no check
-`
 
 type Flags = Record<string, string | boolean | undefined>
 

@@ -7,9 +7,9 @@ import { join, resolve } from 'node:path'
 import { pathExists } from '../lib/path-exists.ts'
 import { CONTROLLER_PKI_FILES } from '../pki/pki-bootstrap.ts'
 import { parseCertificatePem } from '../pki/pki-certs.ts'
-import { openStore, storePathOf } from '../store/store-env.ts'
+import { storePathOf } from '../store/store-env.ts'
 import { SCHEMA_VERSION } from '../store/store-migrations.ts'
-import { countRecords, schemaVersionOf } from '../store/store-stats.ts'
+import { readStoreFacts } from '../store/store-stats.ts'
 import { PKI_DIR_NAME } from './operate-backup.ts'
 
 const DAY_MS = 24 * 60 * 60_000
@@ -41,15 +41,7 @@ export interface DataDirStatus {
 
 export async function readDataDirStatus(dir: string, now: number): Promise<DataDirStatus> {
   const dataDir = resolve(dir)
-  const store = await openStore(dataDir, { readOnly: true })
-  let schemaVersion: number
-  let counts: Record<string, number>
-  try {
-    schemaVersion = schemaVersionOf(store)
-    counts = countRecords(store)
-  } finally {
-    await store.close()
-  }
+  const { schemaVersion, counts } = await readStoreFacts(dataDir)
   const warnings: string[] = []
   if (schemaVersion > SCHEMA_VERSION) warnings.push(`the store has schema version ${schemaVersion}; this edgeplane understands up to ${SCHEMA_VERSION}`)
   const certificates: CertificateStatus[] = []

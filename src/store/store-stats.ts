@@ -1,6 +1,6 @@
 /** Read-only facts about a store: its schema version and the number of records per sub-database. */
 import { SUB_DBS, type SubDbName } from './store-catalogue.ts'
-import type { Store } from './store-env.ts'
+import { openStore, type Store } from './store-env.ts'
 
 /** The schema version recorded in `meta` (0 for a store no migration ever ran on). */
 export function schemaVersionOf(store: Store): number {
@@ -15,4 +15,14 @@ export function countRecords(store: Store): Record<string, number> {
     counts[name] = store.has(name) ? store.db(name).getKeysCount() : 0
   }
   return counts
+}
+
+/** Schema version and counts of the store in `dataDir`, opened read-only for the moment of reading. */
+export async function readStoreFacts(dataDir: string): Promise<{ schemaVersion: number; counts: Record<string, number> }> {
+  const store = await openStore(dataDir, { readOnly: true })
+  try {
+    return { schemaVersion: schemaVersionOf(store), counts: countRecords(store) }
+  } finally {
+    await store.close()
+  }
 }

@@ -147,7 +147,7 @@ describe('edgeplane backup of a running controller', () => {
     expect((await t.mgmt.get('/edgeplane-status')).body.data.uptimeSeconds).toBe(90)
     const anon = await t.raw.get('/edge/management/v1/edgeplane-status')
     expect(anon.status).toBe(401)
-  })
+  }, 30_000)
 })
 
 describe('edgeplane backup of a stopped directory, and what restore refuses', () => {
@@ -189,7 +189,7 @@ describe('edgeplane backup of a stopped directory, and what restore refuses', ()
     const r = await cli(['backup', '--data', dataDir, '--out', archive])
     expect(r.code).toBe(1)
     expect(r.stderr).toContain('exists already')
-  })
+  }, 30_000)
 
   it('refuses a non-empty target and leaves it as it was', async () => {
     const target = fresh('occupied')
@@ -200,7 +200,7 @@ describe('edgeplane backup of a stopped directory, and what restore refuses', ()
     expect(r.stderr).toContain('not an empty directory')
     expect(readFileSync(join(target, 'notes.txt'), 'utf8')).toBe('mine')
     expect(existsSync(join(target, 'edgeplane.mdb'))).toBe(false)
-  })
+  }, 30_000)
 
   it('refuses a damaged archive and leaves no target behind', async () => {
     const bytes = readFileSync(archive)
@@ -212,7 +212,7 @@ describe('edgeplane backup of a stopped directory, and what restore refuses', ()
     expect(r.code).toBe(1)
     expect(r.stderr).toMatch(/damaged|does not match/)
     expect(existsSync(target)).toBe(false)
-  })
+  }, 30_000)
 
   /** The archive's manifest and files, unpacked into a directory of their own. */
   async function unpack(): Promise<{ manifest: BackupManifest; dir: string }> {
@@ -234,7 +234,7 @@ describe('edgeplane backup of a stopped directory, and what restore refuses', ()
     expect(r.code).toBe(1)
     expect(r.stderr).toContain(`${key} does not match the manifest`)
     expect(existsSync(target)).toBe(false)
-  })
+  }, 30_000)
 
   it('refuses a backup of a newer schema version with a clear message, before writing anything', async () => {
     const { manifest, dir } = await unpack()
@@ -246,7 +246,7 @@ describe('edgeplane backup of a stopped directory, and what restore refuses', ()
     expect(r.stderr).toContain(`schema version ${SCHEMA_VERSION + 1}`)
     expect(r.stderr).toContain(`understands up to ${SCHEMA_VERSION}: restore it with edgeplane 9.9.9 or newer`)
     expect(existsSync(target)).toBe(false)
-  })
+  }, 30_000)
 
   it('refuses an archive without the controller PKI, and one that is not an edgeplane backup', async () => {
     const { manifest, dir } = await unpack()
@@ -260,13 +260,13 @@ describe('edgeplane backup of a stopped directory, and what restore refuses', ()
     const r2 = await cli(['restore', '--from', notTar, '--data', fresh('from-not-tar')])
     expect(r2.code).toBe(1)
     expect(r2.stderr).toContain('damaged or not a gzipped tar')
-  })
+  }, 30_000)
 
   it('exits 2 on a missing flag', async () => {
     expect((await cli(['backup', '--data', dataDir])).code).toBe(2)
     expect((await cli(['restore', '--from', archive])).code).toBe(2)
     expect((await cli(['status'])).code).toBe(2)
-  })
+  }, 30_000)
 })
 
 describe('restore of a backup of an older schema version', () => {

@@ -43,3 +43,20 @@ describe('packaging/edgeplane.example.yml', () => {
     expect(c.adminPassword).toBe('change-me-now')
   })
 })
+
+describe('packaging/edgeplane.service', () => {
+  const unit = readFileSync(join(ROOT, 'packaging', 'edgeplane.service'), 'utf8')
+  const directive = (name: string) => [...unit.matchAll(new RegExp(`^${name}=(.*)$`, 'gm'))].map((m) => m[1])
+
+  it('runs `edgeplane run` with the example config and a data directory of its own, hardened', () => {
+    expect(directive('ExecStart')).toEqual(['/usr/local/bin/edgeplane run --config /etc/edgeplane/edgeplane.yml'])
+    expect(directive('Environment')).toEqual(['EDGEPLANE_DATA=/var/lib/edgeplane'])
+    expect(directive('StateDirectory')).toEqual(['edgeplane'])
+    expect(directive('StateDirectoryMode')).toEqual(['0700'])
+    for (const [name, value] of [['NoNewPrivileges', 'yes'], ['ProtectSystem', 'strict'], ['DynamicUser', 'yes'], ['ProtectHome', 'yes'], ['UMask', '0077']]) {
+      expect(directive(name)).toEqual([value])
+    }
+    // the JIT needs writable executable memory
+    expect(directive('MemoryDenyWriteExecute')).toEqual([])
+  })
+})
