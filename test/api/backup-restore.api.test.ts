@@ -12,6 +12,7 @@ import tar from 'tar-stream'
 import { expectStatus, startTestServer, type TestServer } from '../support/harness.ts'
 import { extractArchive, writeArchive, type BackupManifest } from '../../src/operate/operate-archive.ts'
 import { openStore } from '../../src/store/store-env.ts'
+import { readDataDirStatus, renderDataDirStatus } from '../../src/operate/operate-status.ts'
 import { SCHEMA_VERSION } from '../../src/store/store-migrations.ts'
 import { CONTROLLER_PKI_FILES } from '../../src/pki/pki-bootstrap.ts'
 
@@ -58,10 +59,10 @@ describe('edgeplane backup of a running controller', () => {
       await t.create('/identities', { name: `before-${i}`, type: 'User', isAdmin: false, roleAttributes: ['staff'] })
     }
     await t.create('/service-policies', { name: 'staff-dial', type: 'Dial', semantic: 'AnyOf', identityRoles: ['#staff'], serviceRoles: ['#web'] })
-  })
+  }, 30_000)
   afterAll(async () => {
     await t.stop()
-  })
+  }, 30_000)
 
   it('copies a consistent state under writes; the restored directory starts and answers the same lists', async () => {
     const archive = fresh('live.tar.gz')
@@ -123,7 +124,7 @@ describe('edgeplane backup of a running controller', () => {
     }
   }, 60_000)
 
-  it('status --url reports version, uptime, counts and health through an admin login', async () => {
+  it('status --url reports version, uptime, counts and health through an admin login; --data reads beside it', async () => {
     const caFile = fresh('ca.pem')
     writeFileSync(caFile, t.caPem)
     const s = await cli(['status', '--url', t.url, '--ca', caFile, '--json'], { EDGEPLANE_USERNAME: 'admin', EDGEPLANE_PASSWORD: 'admin-pass-1' })
@@ -134,6 +135,9 @@ describe('edgeplane backup of a running controller', () => {
     expect(status.counts.services).toBe(5)
     expect(status.counts.identities).toBeGreaterThanOrEqual(6)
     expect(s.code).toBe(status.health.healthy ? 0 : 1)
+    const offline = await cli(['status', '--data', dataDir, '--json'])
+    expect(offline.code).toBe(0)
+    expect(JSON.parse(offline.stdout).counts).toMatchObject({ services: 5, 'service-policies': 1 })
     const refused = await cli(['status', '--url', t.url, '--ca', caFile, '--username', 'admin', '--password', 'wrong-pass'])
     expect(refused.code).toBe(1)
     expect(refused.stderr).toContain('login as admin')
@@ -184,6 +188,17 @@ describe('edgeplane backup of a stopped directory, and what restore refuses', ()
       await t.stop()
     }
   }, 30_000)
+
+  it('status warns of a certificate expiring within 30 days', async () => {
+    const day = 24 * 3600_000
+    const serverCert = (await readDataDirStatus(dataDir, 0)).certificates.find((c) => c.file === CONTROLLER_PKI_FILES.serverCert)
+    const notAfter = Date.parse(serverCert?.notAfter ?? '')
+    expect((await readDataDirStatus(dataDir, notAfter - 40 * day)).warnings).toEqual([])
+    const s = await readDataDirStatus(dataDir, notAfter - 10 * day)
+    expect(s.warnings).toEqual([`${CONTROLLER_PKI_FILES.serverCert} (${serverCert?.subject}) expires in 10 days`])
+    expect(renderDataDirStatus(s)).toContain('health: 1 warning(s)')
+    expect((await readDataDirStatus(dataDir, notAfter + day)).warnings[0]).toContain('has expired')
+  })
 
   it('never overwrites an existing archive', async () => {
     const r = await cli(['backup', '--data', dataDir, '--out', archive])
