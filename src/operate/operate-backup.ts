@@ -50,7 +50,9 @@ export async function backupDataDir(opts: BackupOptions): Promise<BackupManifest
     const files = []
     for (const path of paths) {
       const { size, sha256 } = await hashFile(join(staging, path))
-      files.push({ path, size, sha256, mode: modeText(PRIVATE_FILE_MODE) })
+      // the owner's bits as they are (0600, or 0400 for a key made read-only); never group or others
+      const mode = (await lstat(join(staging, path))).mode & PRIVATE_FILE_MODE
+      files.push({ path, size, sha256, mode: modeText(mode) })
     }
     const manifest: BackupManifest = {
       format: ARCHIVE_FORMAT,
