@@ -277,6 +277,19 @@ describe('edgeplane backup of a stopped directory, and what restore refuses', ()
     expect(r2.stderr).toContain('damaged or not a gzipped tar')
   }, 30_000)
 
+  it('refuses a manifest naming a path outside the data directory, writing nothing there', async () => {
+    const { manifest, dir } = await unpack()
+    writeFileSync(join(dir, '..', 'outside.txt'), 'escape')
+    const escaping = fresh('escaping.tar.gz')
+    const extra = { path: '../outside.txt', size: 6, sha256: 'a'.repeat(64), mode: '0600' }
+    await writeArchive(escaping, { ...manifest, files: [...manifest.files, extra] }, dir)
+    const target = fresh('from-escaping')
+    const r = await cli(['restore', '--from', escaping, '--data', target])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain('manifest.json: /files/')
+    expect(existsSync(target)).toBe(false)
+  }, 30_000)
+
   it('exits 2 on a missing flag', async () => {
     expect((await cli(['backup', '--data', dataDir])).code).toBe(2)
     expect((await cli(['restore', '--from', archive])).code).toBe(2)
