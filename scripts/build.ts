@@ -1,11 +1,14 @@
 /**
- * Builds dist/edgeplane: one self-contained executable (`Bun.build` with `compile`), native addons embedded.
+ * Builds dist/edgeplane (this machine's architecture) and a cross-compiled dist/edgeplane-linux-arm64 (or -x64 on
+ * an arm64 machine): self-contained executables (`Bun.build` with `compile`), native addons embedded.
  * lmdb, msgpackr-extract and @node-rs/argon2 find their `.node` files at run time by searching package
  * directories, which do not exist inside the binary; the plugin below turns each of those searches into a
  * static `require` of the addon so Bun embeds it. Run with `bun run build`; the unit tests import the rewrites.
+ * For the other architecture the addons come from that architecture's platform packages, installed with
+ * `bun install --cpu=… --os=linux` into node_modules/.cache/edgeplane-addons/ at the versions the libraries pin.
  */
 import type { BunPlugin } from 'bun'
-import { existsSync, readFileSync, statSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 
 /** A loader this build rewrites, and where its text must contain the pattern. */
@@ -161,23 +164,28 @@ export type RewriteLog = Map<string, { loader: AddonLoader; addon: string }>
  * The Bun.build plugin. Each loader's addon is resolved from that loader's own package directory, so a
  * nested second copy of a library gets its own matching addon.
  */
-export function nativeAddonPlugin(log: RewriteLog = new Map(), platform: AddonPlatform = hostPlatform()): BunPlugin {
+export function nativeAddonPlugin(
+  log: RewriteLog = new Map(),
+  platform: AddonPlatform = hostPlatform(),
+  /** Where the platform packages are found when they are not beside the libraries (a cross build). */
+  addonSearchDir?: string,
+): BunPlugin {
   return {
     name: 'edgeplane-native-addons',
     setup(build) {
       build.onLoad({ filter: LOADER_FILTERS.lmdb }, async ({ path }) => {
         const lmdbDir = path.endsWith('index.cjs') ? dirname(dirname(path)) : dirname(path)
-        const addon = lmdbAddonPath(lmdbDir, platform)
+        const addon = lmdbAddonPath(addonSearchDir ?? lmdbDir, platform)
         log.set(path, { loader: 'lmdb', addon })
         return { contents: rewriteLmdbLoader(await Bun.file(path).text(), addon, path), loader: 'js' }
       })
       build.onLoad({ filter: LOADER_FILTERS['msgpackr-extract'] }, async ({ path }) => {
-        const addon = msgpackrExtractAddonPath(dirname(path), platform)
+        const addon = msgpackrExtractAddonPath(addonSearchDir ?? dirname(path), platform)
         log.set(path, { loader: 'msgpackr-extract', addon })
         return { contents: rewriteMsgpackrExtractLoader(await Bun.file(path).text(), addon, path), loader: 'js' }
       })
       build.onLoad({ filter: LOADER_FILTERS.argon2 }, async ({ path }) => {
-        const addon = argon2AddonPath(dirname(path), platform)
+        const addon = argon2AddonPath(addonSearchDir ?? dirname(path), platform)
         log.set(path, { loader: 'argon2', addon })
         return { contents: rewriteArgon2Loader(await Bun.file(path).text(), addon, path), loader: 'js' }
       })
@@ -202,15 +210,62 @@ export interface BuildOptions {
   /** Loaders that must have been rewritten, or the build fails (the binary would not start elsewhere). */
   require: AddonLoader[]
   bytecode: boolean
+  /** The architecture of the binary (default this machine's); another one is a cross build. */
+  arch?: 'x64' | 'arm64'
+}
+
+/** The library packages whose platform packages carry the addons, and each platform package's name. */
+const PLATFORM_PACKAGES: { library: string; from: string[]; name: (arch: string) => string }[] = [
+  { library: 'lmdb', from: [], name: (arch) => `@lmdb/lmdb-linux-${arch}` },
+  { library: 'msgpackr-extract', from: ['lmdb', 'msgpackr'], name: (arch) => `@msgpackr-extract/msgpackr-extract-linux-${arch}` },
+  { library: '@node-rs/argon2', from: [], name: (arch) => `@node-rs/argon2-linux-${arch}-gnu` },
+]
+
+/** The version of `platformPackage` that `library` (installed) pins in its optionalDependencies. */
+function pinnedVersion(libraryDir: string, platformPackage: string): string {
+  const pkg = JSON.parse(readFileSync(join(libraryDir, 'package.json'), 'utf8')) as { optionalDependencies?: Record<string, string> }
+  const version = pkg.optionalDependencies?.[platformPackage]
+  if (!version) throw new NativeAddonError(`${libraryDir}/package.json does not pin ${platformPackage} in optionalDependencies`)
+  return version
+}
+
+/**
+ * Installs the platform packages of `arch` (Linux, glibc) at the versions the installed libraries pin, into a cache
+ * directory of their own; answers that directory (the plugin resolves the addons from it). Reused when complete.
+ */
+export function installCrossAddons(arch: 'x64' | 'arm64', root: string = ROOT): string {
+  const dir = join(root, 'node_modules', '.cache', 'edgeplane-addons', `linux-${arch}`)
+  const dependencies: Record<string, string> = {}
+  for (const p of PLATFORM_PACKAGES) {
+    let from = root
+    for (const parent of p.from) from = packageDir(parent, from)
+    dependencies[p.name(arch)] = pinnedVersion(packageDir(p.library, from), p.name(arch))
+  }
+  const installed = Object.entries(dependencies).every(([name, version]) => {
+    const pkg = join(dir, 'node_modules', name, 'package.json')
+    return existsSync(pkg) && (JSON.parse(readFileSync(pkg, 'utf8')) as { version?: string }).version === version
+  })
+  if (installed) return dir
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: `edgeplane-addons-linux-${arch}`, private: true, dependencies }, null, 2))
+  const r = Bun.spawnSync([process.execPath, 'install', `--cpu=${arch}`, '--os=linux', '--no-save'], { cwd: dir, stdout: 'pipe', stderr: 'pipe' })
+  if (r.exitCode !== 0) {
+    throw new NativeAddonError(`installing the linux-${arch} addons (${Object.keys(dependencies).join(', ')}) failed:\n${r.stderr.toString()}`)
+  }
+  return dir
 }
 
 /** Compiles `entry` into `outfile` and returns what was embedded. Throws on any build or rewrite failure. */
 export async function buildBinary(opts: BuildOptions): Promise<RewriteLog> {
   const log: RewriteLog = new Map()
+  const host = hostPlatform()
+  const arch = opts.arch ?? (host.arch as 'x64' | 'arm64')
+  const cross = arch !== host.arch
   const result = await Bun.build({
     entrypoints: [opts.entry],
     compile: {
       outfile: opts.outfile,
+      target: `bun-linux-${arch}`,
       // A server binary behaves the same in any directory: no .env or bunfig.toml from its cwd.
       autoloadDotenv: false,
       autoloadBunfig: false,
@@ -218,12 +273,13 @@ export async function buildBinary(opts: BuildOptions): Promise<RewriteLog> {
     target: 'bun',
     format: 'esm',
     minify: true,
-    bytecode: opts.bytecode,
+    // bytecode is made by this machine's JavaScriptCore; a cross build goes without (it only shortens the start)
+    bytecode: opts.bytecode && !cross,
     define: {
       EDGEPLANE_BUILD_REVISION: JSON.stringify(gitRevision()),
       EDGEPLANE_BUILD_DATE: JSON.stringify(new Date().toISOString()),
     },
-    plugins: [nativeAddonPlugin(log)],
+    plugins: [nativeAddonPlugin(log, { platform: 'linux', arch }, cross ? installCrossAddons(arch) : undefined)],
     throw: false,
   })
   if (!result.success) {
@@ -241,7 +297,27 @@ export async function buildBinary(opts: BuildOptions): Promise<RewriteLog> {
   return log
 }
 
-function parseCli(argv: string[]): BuildOptions {
+/** ELF e_machine of each architecture (x86-64, AArch64). */
+const ELF_MACHINE = { x64: 0x3e, arm64: 0xb7 } as const
+
+/** Throws unless `file` is a 64-bit little-endian ELF executable for `arch`. */
+export function assertElfFor(file: string, arch: 'x64' | 'arm64'): void {
+  const head = readFileSync(file).subarray(0, 20)
+  const isElf64Le = head.length === 20 && head.readUInt32BE(0) === 0x7f454c46 && head[4] === 2 && head[5] === 1
+  const machine = isElf64Le ? head.readUInt16LE(18) : -1
+  if (machine !== ELF_MACHINE[arch]) {
+    throw new NativeAddonError(`${file} is not a linux-${arch} executable (ELF machine ${machine === -1 ? 'none' : `0x${machine.toString(16)}`})`)
+  }
+}
+
+/** The architectures a build produces: this machine's first (dist/edgeplane), then the other Linux one. */
+const ARCHES = ['x64', 'arm64'] as const
+
+/**
+ * The builds of one `bun run build`: without `--arch`, this machine's architecture to `--outfile` (dist/edgeplane)
+ * and the other architecture, cross-compiled, beside it (dist/edgeplane-linux-arm64 on x64); with `--arch`, that one.
+ */
+function parseCli(argv: string[]): BuildOptions[] {
   const opts: BuildOptions = {
     entry: join(ROOT, 'src', 'main.ts'),
     outfile: join(ROOT, 'dist', 'edgeplane'),
@@ -259,22 +335,31 @@ function parseCli(argv: string[]): BuildOptions {
     else if (arg === '--outfile') opts.outfile = resolve(value())
     else if (arg === '--no-bytecode') opts.bytecode = false
     else if (arg === '--require') opts.require = value().split(',').filter(Boolean) as AddonLoader[]
-    else throw new Error(`unknown argument ${arg} (known: --entry FILE, --outfile FILE, --no-bytecode, --require a,b)`)
+    else if (arg === '--arch') {
+      const arch = value()
+      if (arch !== 'x64' && arch !== 'arm64') throw new Error(`--arch ${arch}: x64 or arm64`)
+      opts.arch = arch
+    } else throw new Error(`unknown argument ${arg} (known: --entry FILE, --outfile FILE, --no-bytecode, --require a,b, --arch x64|arm64)`)
   }
-  return opts
+  if (opts.arch !== undefined) return [opts]
+  const host = hostPlatform().arch
+  const other = ARCHES.filter((a) => a !== host)
+  return [{ ...opts, arch: host as 'x64' | 'arm64' }, ...other.map((arch) => ({ ...opts, arch, outfile: `${opts.outfile}-linux-${arch}` }))]
 }
 
 if (import.meta.main) {
-  const started = performance.now()
   try {
-    const opts = parseCli(process.argv.slice(2))
-    const log = await buildBinary(opts)
-    for (const [file, { loader, addon }] of log) {
-      console.log(`embedded ${loader}: ${relative(ROOT, file)} -> ${relative(ROOT, addon)}`)
+    for (const opts of parseCli(process.argv.slice(2))) {
+      const started = performance.now()
+      const log = await buildBinary(opts)
+      assertElfFor(opts.outfile, opts.arch ?? (hostPlatform().arch as 'x64' | 'arm64'))
+      for (const [file, { loader, addon }] of log) {
+        console.log(`embedded ${loader}: ${relative(ROOT, file)} -> ${relative(ROOT, addon)}`)
+      }
+      const sizeMiB = (statSync(opts.outfile).size / 1024 / 1024).toFixed(1)
+      const ms = Math.round(performance.now() - started)
+      console.log(`built ${relative(process.cwd(), opts.outfile) || opts.outfile} for linux-${opts.arch} (${sizeMiB} MiB) in ${ms} ms`)
     }
-    const sizeMiB = (statSync(opts.outfile).size / 1024 / 1024).toFixed(1)
-    const ms = Math.round(performance.now() - started)
-    console.log(`built ${relative(process.cwd(), opts.outfile) || opts.outfile} (${sizeMiB} MiB) in ${ms} ms`)
   } catch (e) {
     console.error(`build failed: ${e instanceof Error ? e.message : String(e)}`)
     process.exit(1)

@@ -1,12 +1,14 @@
 #!/usr/bin/env bun
 /**
- * The edgeplane command line: `run` (the controller), `version`, `validate-router-config`, `--help`.
+ * The edgeplane command line: `run` (the controller), `version`, `validate-router-config`, `backup`, `restore`,
+ * `status`, `--help`.
  * Settings: flags, then environment variables, then `--config FILE`, then defaults.
  */
 import { parseArgs } from 'node:util'
 import { ConfigError, resolveConfig, type ConfigFlags } from './config/config.ts'
 import { startServer } from './server.ts'
 import { VERSION, REVISION, BUILD_DATE } from './version.ts'
+import { OPERATE_HELP } from './operate/operate-help.ts'
 
 const HELP = `edgeplane ${VERSION}: controller for a zero-trust overlay network
 
@@ -14,6 +16,7 @@ Usage:
   edgeplane run [flags]                       start the controller in the foreground
   edgeplane version                           print version, revision and build date
   edgeplane validate-router-config FILE...    check router configuration files ('-' reads stdin)
+  edgeplane backup | restore | status ...     operations (below)
   edgeplane --help                            this text
 
 Flags of 'run' (flag, then environment variable, then config file key, then default):
@@ -35,6 +38,8 @@ Flags of 'validate-router-config':
   --print-effective       print the configuration with defaults filled in and variables substituted
   --strict                treat warnings as errors
 Exit codes: 0 valid, 1 errors found, 2 usage error or unreadable file.
+
+${OPERATE_HELP}Exit codes of the operations: 0 done (status: healthy), 1 refused, failed or warnings, 2 usage error.
 `
 
 async function run(argv: string[]): Promise<number> {
@@ -138,6 +143,16 @@ async function main(argv: string[]): Promise<number> {
         stdout: (s: string) => process.stdout.write(s),
         stderr: (s: string) => process.stderr.write(s),
         readStdin: () => Bun.stdin.text(),
+      })
+    }
+    case 'backup':
+    case 'restore':
+    case 'status': {
+      const { runOperateCommand } = await import('./operate/operate-command.ts')
+      return runOperateCommand(cmd, rest, {
+        stdout: (s: string) => process.stdout.write(s),
+        stderr: (s: string) => process.stderr.write(s),
+        env: process.env,
       })
     }
     case undefined:

@@ -76,6 +76,7 @@ import { identityRoutes } from './http/routes/management/identity-routes.ts'
 import { authenticatorRoutes } from './http/routes/management/authenticator-routes.ts'
 import { apiSessionRoutes } from './http/routes/management/api-session-routes.ts'
 import { summaryRoutes } from './http/routes/management/summary-routes.ts'
+import { edgeplaneStatusRoutes } from './http/routes/management/edgeplane-status-routes.ts'
 import { externalJwtSignerRoutes } from './http/routes/shared/external-jwt-signer-routes.ts'
 import { mfaRoutes } from './http/routes/shared/current-identity-mfa-routes.ts'
 import { createMfaFlows } from './flows/authenticate/auth-mfa.ts'
@@ -286,6 +287,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...authenticatorRoutes({ identities, clock, enrollments, ownCas, cas: () => ca.snapshot() }),
     ...apiSessionRoutes({ identities, sessions }),
     ...summaryRoutes({ identities, sessions, graph, ca }),
+    ...edgeplaneStatusRoutes({ clock, startedAt, version: VERSION, revision: REVISION }),
     // no authentication policy can name a signer until the auth-policy resource lands (issue 11 part B)
     ...externalJwtSignerRoutes({ ca, policiesNaming: (signerId) => policiesNamingSigner(identities.snapshot().authPolicies.values(), signerId) }),
     ...enrollRoutes({ enrollments, routerEnrollments }),

@@ -29,7 +29,12 @@ export interface SpecExtensions {
  * served spec describes nothing beyond the official one but these.
  */
 export const EDGEPLANE_EXTENSIONS: SpecExtensions = {
-  operations: [],
+  operations: [
+    {
+      api: 'management', method: 'GET', path: '/edgeplane-status',
+      why: 'start time and uptime of the controller for `edgeplane status --url`; the spec has no operation for them',
+    },
+  ],
   listQuery: {
     names: ['limit', 'offset', 'filter', 'sort'],
     why: 'the real controller reads them on every list; its spec never names sort and leaves them out of most sub-lists',

@@ -5,7 +5,7 @@
  * (directories 0700, files 0600), created so and checked (and fixed, with a warning) at every start.
  */
 import { open, type Database, type RootDatabase } from 'lmdb'
-import { chmodSync, closeSync, lstatSync, mkdirSync, openSync, readdirSync } from 'node:fs'
+import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { SUB_DBS, type SubDbName } from './store-catalogue.ts'
 import { migrate } from './store-migrations.ts'
@@ -25,6 +25,13 @@ export interface Store {
   db(name: SubDbName): Database<unknown, string>
   /** Applies the ops in one LMDB transaction; resolves once it is durably committed. */
   commit(ops: readonly WriteOp[]): Promise<void>
+  /** Whether the sub-database exists (a read-only store of an older schema may lack newer ones). */
+  has(name: SubDbName): boolean
+  /**
+   * Writes a compacted copy of the whole environment, as of one read transaction, to `destPath` (a new file).
+   * Writers go on meanwhile; use `copyStore` (store-copy.ts), which also fixes the copy's mode.
+   */
+  copyTo(destPath: string): Promise<void>
   close(): Promise<void>
 }
 
@@ -60,15 +67,32 @@ export interface OpenStoreOptions {
   warn?: (line: string) => void
   /** Epoch ms that migrations stamp on the records they create (the controller's clock; default the system's). */
   now?: number
+  /**
+   * Open an existing store for reading only (backup, status): nothing is created, no mode is changed, no migration
+   * runs, `commit` throws. Works beside a running controller (LMDB readers never block its writer).
+   */
+  readOnly?: boolean
+}
+
+/** The LMDB environment file inside a data directory. */
+export function storePathOf(dataDir: string): string {
+  return join(dataDir, 'edgeplane.mdb')
 }
 
 export async function openStore(dataDir: string, opts: OpenStoreOptions = {}): Promise<Store> {
-  mkdirSync(dataDir, { recursive: true, mode: PRIVATE_DIR_MODE })
-  for (const line of makePrivate(dataDir)) opts.warn?.(`warning: ${line}`)
-  const path = join(dataDir, 'edgeplane.mdb')
-  // LMDB creates missing files 0644: create them empty and private first (an empty file is a new environment)
-  for (const file of [path, `${path}-lock`]) closeSync(openSync(file, 'a', PRIVATE_FILE_MODE))
+  const path = storePathOf(dataDir)
+  const readOnly = opts.readOnly === true
+  if (readOnly) {
+    // an empty file is a store never written to: LMDB cannot open it read-only (lmdb-js crashes the process)
+    if (!existsSync(path) || statSync(path).size === 0) throw new Error(`${dataDir} holds no edgeplane data (no ${path}, or it is empty)`)
+  } else {
+    mkdirSync(dataDir, { recursive: true, mode: PRIVATE_DIR_MODE })
+    for (const line of makePrivate(dataDir)) opts.warn?.(`warning: ${line}`)
+    // LMDB creates missing files 0644: create them empty and private first (an empty file is a new environment)
+    for (const file of [path, `${path}-lock`]) closeSync(openSync(file, 'a', PRIVATE_FILE_MODE))
+  }
   const env: RootDatabase = open({
+    readOnly,
     path,
     encoding: 'json',
     maxDbs: 64,
@@ -81,18 +105,23 @@ export async function openStore(dataDir: string, opts: OpenStoreOptions = {}): P
   })
   const handles = new Map<SubDbName, Database<unknown, string>>()
   for (const name of Object.keys(SUB_DBS) as SubDbName[]) {
-    handles.set(name, env.openDB<unknown, string>({ name, encoding: 'json' }))
+    // read-only: a sub-db the store does not have yet opens as undefined
+    const h = env.openDB<unknown, string>({ name, encoding: 'json' }) as Database<unknown, string> | undefined
+    if (h) handles.set(name, h)
   }
   const db = (name: SubDbName) => {
     const h = handles.get(name)
-    if (!h) throw new TypeError(`unknown sub-db ${name}`)
+    if (!h) throw new TypeError(`sub-db ${name} is unknown or absent from ${path}`)
     return h
   }
-  await migrate(db, env, opts.now ?? systemClock.now())
+  if (!readOnly) await migrate(db, env, opts.now ?? systemClock.now())
   return {
     path,
     db,
+    has: (name) => handles.has(name),
+    copyTo: (destPath) => env.backup(destPath, true),
     async commit(ops) {
+      if (readOnly) throw new TypeError(`${path} is open read-only`)
       if (ops.length === 0) return
       await env.transaction(() => {
         for (const op of ops) {

@@ -36,7 +36,8 @@ describe('edgeplane command line', () => {
     expect(r.code).toBe(0)
     for (const word of ['run', 'version', 'validate-router-config', '--config', '--data', '--listen', '--admin-username',
       '--admin-password', '--san', '--session-timeout', 'EDGEPLANE_DATA', 'EDGEPLANE_LISTEN', 'EDGEPLANE_ADMIN_USERNAME',
-      'EDGEPLANE_ADMIN_PASSWORD', 'EDGEPLANE_SANS', 'EDGEPLANE_SESSION_TIMEOUT', 'EDGEPLANE_CONFIG']) {
+      'EDGEPLANE_ADMIN_PASSWORD', 'EDGEPLANE_SANS', 'EDGEPLANE_SESSION_TIMEOUT', 'EDGEPLANE_CONFIG', 'backup', 'restore',
+      'status', '--out', '--from', '--url', 'EDGEPLANE_USERNAME', 'EDGEPLANE_PASSWORD']) {
       expect(r.stdout).toContain(word)
     }
   })
