@@ -135,12 +135,12 @@ describe('a DOMAIN check', () => {
   })
 
   it('a listing repeated unchanged answers the same text; the next one after a posture check changes shows it', async () => {
-    // answers are kept for repeated listings: a change of a check's content must reach the very next one
+    // an answer asked for twice is kept for the next asks: a change of a check's content must reach the next one
     const list = async () => (await c.client.get('/services?limit=500')).text
     const before = await list()
-    expect(await list()).toBe(before)
+    for (let i = 0; i < 2; i++) expect(await list()).toBe(before)
     expectStatus(await srv.mgmt.patch(`/posture-checks/${ids.domain}`, { typeId: 'DOMAIN', domains: ['elsewhere.example'] }), 200)
-    expect((await postureOf(c, ids.domainSvc!))[0]).toMatchObject({ isPassing: false, postureQueries: [expect.objectContaining({ isPassing: false })] })
+    for (let i = 0; i < 2; i++) expect((await postureOf(c, ids.domainSvc!))[0]).toMatchObject({ isPassing: false, postureQueries: [expect.objectContaining({ isPassing: false })] })
     expectStatus(await srv.mgmt.patch(`/posture-checks/${ids.domain}`, { typeId: 'DOMAIN', domains: ['corp.example'] }), 200)
     expect((await postureOf(c, ids.domainSvc!))[0]).toMatchObject({ isPassing: true })
     const again = JSON.parse(await list())

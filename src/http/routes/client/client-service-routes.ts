@@ -40,9 +40,9 @@ export interface ClientServiceDeps {
 
 /**
  * Bytes of service list answers kept for repeated listings (AnswerCache): at the 'large-posture' scale an answer is
- * about 1.2 MiB, so this keeps the latest pages of a few dozen API sessions.
+ * about 1.2 MiB, so this keeps the latest pages of two dozen API sessions that list again and again.
  */
-export const SERVICE_LIST_CACHE_BYTES = 48 * 1024 * 1024
+export const SERVICE_LIST_CACHE_BYTES = 32 * 1024 * 1024
 
 /** Binary search in a sorted id list. */
 function hasSorted(ids: readonly string[], id: string): boolean {
@@ -82,12 +82,11 @@ export function clientServiceRoutes(deps: ClientServiceDeps): RouteDef[] {
       selection: selectConfigTypes(configTypes, l),
       lookups: l,
       overridden: new Set(deps.graph.snapshot().overridesOf(identityId).map((o) => o.serviceId)),
-      writePostureQueries: deps.posture.anyChecks()
-        ? (s, permissions, body) => {
+      postureQueries: deps.posture.anyChecks()
+        ? (s, permissions) => {
             const perType = permissions.map((type) => deps.posture.policies(session, s.id, type, now))
             if (perType.some((entries) => deps.posture.isTimed(entries))) state.timed = true
-            if (perType.length === 1) postureTexts.writeOne(perType[0]!, body)
-            else postureTexts.write(perType, body)
+            return postureTexts.textOf(perType)
           }
         : undefined,
     }
@@ -137,7 +136,7 @@ export function clientServiceRoutes(deps: ClientServiceDeps): RouteDef[] {
         })
         const write = jsonFor(session, types)
         const body = listBody(page, write, result, Object.keys(SERVICE_SYMBOLS))
-        if (write.timed()) return okBody(body)
+        if (write.timed() || !answers.repeated(key, stamp)) return okBody(body)
         const bytes = body.finish(true).bytes
         answers.put(key, stamp, bytes)
         return okBytes(bytes)
