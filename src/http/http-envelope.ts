@@ -92,22 +92,15 @@ export function okJson(write: (body: JsonBody) => void): Response {
   return bytesResponse(body.text(',"meta":{}}').finish(), { status: 200, headers: JSON_HEADERS })
 }
 
-/** The list envelope around rows written by `writeRow`. */
-export function listOfJson<T>(
-  rows: readonly T[],
-  writeRow: (t: T, body: JsonBody) => void,
-  page: { limit: number; offset: number; totalCount: number },
-  filterableFields: readonly string[],
-): Response {
-  return okBody(listBody(rows, writeRow, page, filterableFields))
-}
-
 /** 200 with a JSON body rendered into a JsonBody (finished here). */
 export function okBody(body: JsonBody): Response {
   return bytesResponse(body.finish(), { status: 200, headers: JSON_HEADERS })
 }
 
-/** The list envelope of listOfJson, not yet finished (for a caller that may keep the bytes: finish(true)). */
+/**
+ * The list envelope around rows written by `writeRow`, not yet finished: answer it with okBody, or finish(true) to
+ * keep the bytes (okBytes).
+ */
 export function listBody<T>(
   rows: readonly T[],
   writeRow: (t: T, body: JsonBody) => void,
