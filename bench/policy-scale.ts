@@ -6,7 +6,8 @@
  * - identity create and service policy create latency with ~1k identities and with the full count (must be flat)
  * - raw GET /version throughput (the trivial-handler baseline every figure can be read against)
  * - client GET /services?limit=500 and POST /sessions p50/p99 for the first identity (every service) and an
- *   ordinary one (few), client-side and server-side (the `server-timing: app;dur=` header)
+ *   ordinary one (few), client-side and server-side (the `server-timing: app;dur=` header); the listing both repeated
+ *   (answered from the kept bytes) and under a new query each time (rendered anew)
  * - how long after a policy create/delete answers 2xx the identity's service listing reflects it
  * - cold start (restart on the same data directory) and resident memory with the scenario loaded
  *
@@ -412,6 +413,9 @@ export async function runPolicyScale(opts: PolicyScaleOptions): Promise<Row[]> {
       await measure({ count: 20 }, () => c.call('GET', '/services?limit=500'))
       const list = await measure({ durationMs, minCount: 50 }, () => c.call('GET', '/services?limit=500'))
       addLatency(`client GET /services?limit=500, ${u.label}, c=1`, list, `${page.data?.length ?? '?'} rows, ${Math.round(firstPage.bytes / 1024)} KiB, ${(list.p50 / raw1.p50).toFixed(1)}x raw p50`)
+      // the same rows under a new key each time (an unknown config type selects nothing): no kept answer, rendered
+      const fresh = await measure({ durationMs, minCount: 50 }, (i) => c.call('GET', `/services?limit=500&configTypes=bench-fresh-${i}`))
+      addLatency(`client GET /services?limit=500, ${u.label}, rendered anew, c=1`, fresh, 'a new query each time: nothing kept to answer')
       const list8 = await measure({ concurrency: 8, durationMs }, () => c.call('GET', '/services?limit=500'))
       add(`client GET /services?limit=500, ${u.label}, c=8`, `${Math.round(list8.perSecond)} req/s`, `${(list8.perSecond / raw.perSecond).toFixed(2)} of raw c=32; p50 ${ms(list8.p50)} / p99 ${ms(list8.p99)} ms`, serverLatency(list8))
       // a session per (API session, service) pair is created once and answered again on repeats: every timed

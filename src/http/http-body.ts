@@ -23,9 +23,14 @@ export interface BodyBytes {
 
 const noop = () => {}
 
+/** Bytes that are not pooled (nothing to give back). */
+export function ownedBytes(bytes: Uint8Array): BodyBytes {
+  return { bytes, release: noop }
+}
+
 /** A buffer of exactly `size` bytes to render a body into. */
 export function borrowBytes(size: number): BodyBytes {
-  if (size < POOLED_MIN_BYTES) return { bytes: new Uint8Array(size), release: noop }
+  if (size < POOLED_MIN_BYTES) return ownedBytes(new Uint8Array(size))
   const capacity = 2 ** Math.ceil(Math.log2(size))
   const store = free.get(capacity)?.pop() ?? new Uint8Array(capacity)
   let given = false

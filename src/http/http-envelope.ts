@@ -1,6 +1,6 @@
 /** Success envelopes: `{data, meta}`, the create answer, list meta with pagination and filterable fields. */
 import { toPaginationJson } from '../domain/query/index.ts'
-import { borrowBytes, bytesResponse, type BodyBytes } from './http-body.ts'
+import { borrowBytes, bytesResponse, ownedBytes, type BodyBytes } from './http-body.ts'
 
 export const JSON_HEADERS = { 'content-type': 'application/json' } as const
 
@@ -61,9 +61,12 @@ export class JsonBody {
   text(s: string): this {
     return this.bytes(utf8(s))
   }
-  /** The body in one buffer (a pooled one when large: see http-body.ts). The JsonBody is done with after this. */
-  finish(): BodyBytes {
-    const out = borrowBytes(this.size)
+  /**
+   * The body in one buffer: a pooled one when large (see http-body.ts), or, when `owned`, a fresh one the caller may
+   * keep. The JsonBody is done with after this.
+   */
+  finish(owned = false): BodyBytes {
+    const out = owned ? ownedBytes(new Uint8Array(this.size)) : borrowBytes(this.size)
     let at = 0
     for (const p of this.parts) {
       out.bytes.set(p, at)
@@ -89,19 +92,31 @@ export function okJson(write: (body: JsonBody) => void): Response {
   return bytesResponse(body.text(',"meta":{}}').finish(), { status: 200, headers: JSON_HEADERS })
 }
 
-/** The list envelope around rows written by `writeRow`. */
-export function listOfJson<T>(
+/** 200 with a JSON body rendered into a JsonBody (finished here). */
+export function okBody(body: JsonBody): Response {
+  return bytesResponse(body.finish(), { status: 200, headers: JSON_HEADERS })
+}
+
+/**
+ * The list envelope around rows written by `writeRow`, not yet finished: answer it with okBody, or finish(true) to
+ * keep the bytes (okBytes).
+ */
+export function listBody<T>(
   rows: readonly T[],
   writeRow: (t: T, body: JsonBody) => void,
   page: { limit: number; offset: number; totalCount: number },
   filterableFields: readonly string[],
-): Response {
+): JsonBody {
   const body = new JsonBody().text('{"data":[')
   for (let i = 0; i < rows.length; i++) {
     if (i > 0) body.bytes(COMMA)
     writeRow(rows[i]!, body)
   }
-  body.text(`],"meta":{"pagination":${toPaginationJson(page)}${fieldsJson(filterableFields)}}}`)
-  return bytesResponse(body.finish(), { status: 200, headers: JSON_HEADERS })
+  return body.text(`],"meta":{"pagination":${toPaginationJson(page)}${fieldsJson(filterableFields)}}}`)
+}
+
+/** 200 with a JSON text already rendered (kept bytes: never pooled, never changed). */
+export function okBytes(bytes: Uint8Array): Response {
+  return bytesResponse(ownedBytes(bytes), { status: 200, headers: JSON_HEADERS })
 }
 const COMMA = utf8(',')

@@ -62,6 +62,30 @@ describe('GET /services (client)', () => {
     expect((await alice.client.get('/services')).body.data.map((s: { name: string }) => s.name)).toEqual(['web'])
   })
 
+  it('a listing repeated unchanged answers the same text; the next one after a change shows it', async () => {
+    // an answer asked for twice is kept for the next asks: every change, of the identity (not of the policy graph)
+    // as well, must reach the listing right after it
+    const names = async (query = '') => {
+      const [a, b] = [await alice.client.get(`/services${query}`), await alice.client.get(`/services${query}`)]
+      expect(b.text).toBe(a.text)
+      return a.body.data.map((s: { name: string }) => s.name)
+    }
+    const first = await alice.client.get('/services')
+    for (let i = 0; i < 2; i++) expect((await alice.client.get('/services')).text).toBe(first.text)
+    const p = await create('/service-policies', { name: 'dba-dial-db', type: 'Dial', semantic: 'AnyOf', identityRoles: ['#dba'], serviceRoles: ['#db'], postureCheckRoles: [] })
+    expect(await names()).toEqual(['web'])
+    expectStatus(await srv.mgmt.patch(`/identities/${alice.id}`, { roleAttributes: ['staff', 'dba'] }), 200)
+    expect((await names()).sort()).toEqual(['db', 'web'])
+    expect(await names('?limit=1')).toHaveLength(1)
+    const extra = await create('/services', { name: 'web2', encryptionRequired: true, roleAttributes: ['web'] })
+    expect((await names()).sort()).toEqual(['db', 'web', 'web2'])
+    expectStatus(await srv.mgmt.del(`/services/${extra}`), 200)
+    expectStatus(await srv.mgmt.patch(`/identities/${alice.id}`, { roleAttributes: ['staff'] }), 200)
+    expect(await names()).toEqual(['web'])
+    expectStatus(await srv.mgmt.del(`/service-policies/${p}`), 200)
+    expect((await alice.client.get('/services')).text).toBe(first.text)
+  })
+
   it('applies filter, paging and roleFilter on the visible list only', async () => {
     expect((await alice.client.get('/services?filter=name="db"')).body.data).toEqual([])
     expect((await alice.client.get('/services?filter=name="web"')).body.meta.pagination.totalCount).toBe(1)

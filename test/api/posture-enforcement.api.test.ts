@@ -134,6 +134,19 @@ describe('a DOMAIN check', () => {
     expectStatus(await dial(c, ids.domainSvc!), 201)
   })
 
+  it('a listing repeated unchanged answers the same text; the next one after a posture check changes shows it', async () => {
+    // an answer asked for twice is kept for the next asks: a change of a check's content must reach the next one
+    const list = async () => (await c.client.get('/services?limit=500')).text
+    const before = await list()
+    for (let i = 0; i < 2; i++) expect(await list()).toBe(before)
+    expectStatus(await srv.mgmt.patch(`/posture-checks/${ids.domain}`, { typeId: 'DOMAIN', domains: ['elsewhere.example'] }), 200)
+    for (let i = 0; i < 2; i++) expect((await postureOf(c, ids.domainSvc!))[0]).toMatchObject({ isPassing: false, postureQueries: [expect.objectContaining({ isPassing: false })] })
+    expectStatus(await srv.mgmt.patch(`/posture-checks/${ids.domain}`, { typeId: 'DOMAIN', domains: ['corp.example'] }), 200)
+    expect((await postureOf(c, ids.domainSvc!))[0]).toMatchObject({ isPassing: true })
+    const again = JSON.parse(await list())
+    expect(again.data).toHaveLength(JSON.parse(before).data.length)
+  })
+
   it('a second policy without checks lets the service through even while the gated one fails', async () => {
     const other = await identityWithLogin('dora', ['dana'])
     expectError(await dial(other, ids.domainSvc!), 409, 'INVALID_POSTURE')

@@ -51,6 +51,9 @@ function behavior(lookups: PolicyGraphLookups): ActorBehavior<PolicyGraphState, 
   return {
     owner: 'policy-graph',
     handle(state, msg, tx) {
+      // every message moves the version on (PolicyGraphReads.version); handlers apply synchronously, so no reader
+      // sees the new number with the old state
+      state.noteHandled()
       const ctx: GraphCtx = { state, tx, lookups }
       switch (msg.type) {
         case 'configType.create':

@@ -56,6 +56,7 @@ export class PolicyGraphState implements PolicyGraphReads {
   /** Compiled config type schemas (compiled on first use). */
   readonly schemas = new ConfigSchemaCache()
 
+  private changes = 0
   private readonly configsByType = new MultiIndex()
   private readonly servicesByConfig = new MultiIndex()
   private readonly terminatorsByService = new MultiIndex()
@@ -135,6 +136,14 @@ export class PolicyGraphState implements PolicyGraphReads {
     const o = this.override(identityId, serviceId, configTypeId)
     return o ? this.configs.get(o.configId) : undefined
   }
+  get version(): number {
+    return this.changes
+  }
+  /** Called for every message the actor handles (policy-graph-actor.ts), whether it changes something or not. */
+  noteHandled(): void {
+    this.changes++
+  }
+
   get overrideCount(): number {
     return this.overrides.size
   }

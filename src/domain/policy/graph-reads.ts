@@ -70,6 +70,11 @@ export interface PolicyGraphReads extends ConfigLookup {
   /** The config the identity uses for the service instead of the service's own config of that type, if any. */
   overrideConfig(identityId: string, serviceId: string, configTypeId: string): Config | undefined
   readonly overrideCount: number
+  /**
+   * Grows with every message the policy-graph actor handles: an answer rendered from these reads is current while
+   * the number stays the same.
+   */
+  readonly version: number
   /** Policies naming entity `id` of `kind` with `@id` in the role list for that kind, sorted. */
   policiesReferencing(kind: EntityKind, id: string): readonly PolicyRef[]
   /** A stored policy by kind and id. */

@@ -57,6 +57,8 @@ export class PolicyIndex implements PolicyReads {
   /** Identities that changed on their own (created, moved class, overrides): own mark and when they joined their class. */
   private readonly personal = new Map<string, { own: number | undefined; joinedAt: number }>()
   private lastStamp = 0
+  /** Grows with every operation (see version()). */
+  private changes = 0
   /** Grows whenever a posture check joins, leaves or changes class, or a policy changes: cached check lists are stale. */
   private postureStamp = 0
   private opStamp: number | null = null
@@ -220,6 +222,10 @@ export class PolicyIndex implements PolicyReads {
     return out
   }
 
+  version(): number {
+    return this.changes
+  }
+
   attributesInUse(kind: EntityKind): readonly string[] {
     return (this.attrSorted[kind] ??= [...this.attrUse[kind].keys()].sort())
   }
@@ -270,6 +276,7 @@ export class PolicyIndex implements PolicyReads {
   // ---- internals ----
 
   private op(now: number | null, fn: () => void): void {
+    this.changes++
     if (this.touched) {
       fn()
       return

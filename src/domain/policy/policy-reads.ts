@@ -36,4 +36,9 @@ export interface PolicyReads {
    * increasing per identity), or undefined if nothing changed since start-up.
    */
   lastChangeAt(identityId: string): number | undefined
+  /**
+   * Grows with every change of the index (any entity, policy or posture check): an answer rendered from its reads
+   * is current while the number stays the same.
+   */
+  version(): number
 }

@@ -9,6 +9,7 @@
  *   record: both are replaced on every change, so a cached outcome is never stale
  * - the entries of a service row are cached per granting-policy list (the index hands out the same array while the
  *   links hold) and posture-data record, until a posture check or policy changes; rows with an MFA check are not
+ *   (`isTimed` tells them apart: an answer holding one must not be kept either)
  */
 import type { PolicyGraphActor } from '../../actors/policy-graph/policy-graph-actor.ts'
 import type { EventBus } from '../../actors/runtime/event-bus.ts'
@@ -48,6 +49,13 @@ export interface PostureEvaluator {
    * current posture data or on `data` when given. The array may be shared with later calls: never change it.
    */
   policies(session: PostureSession, serviceId: string, type: Permission, now: number, data?: PostureData): PolicyPosture[]
+  /** True when entries `policies` answered depend on the time as well (an MFA check with its timeout is among them). */
+  isTimed(entries: readonly PolicyPosture[]): boolean
+  /**
+   * What evaluations for the session depend on besides the policy graph and index (and the time, see isTimed): its
+   * posture data record (replaced on every report) and its MFA state. Equal values (`===`), equal outcomes.
+   */
+  inputsOf(session: PostureSession): readonly unknown[]
 }
 
 export function createPostureEvaluator(deps: PostureEvalDeps): PostureEvaluator {
@@ -62,6 +70,7 @@ export function createPostureEvaluator(deps: PostureEvalDeps): PostureEvaluator 
     return r
   }
   const rows = new WeakMap<readonly string[], WeakMap<PostureData, { generation: number; entries: PolicyPosture[] }>>()
+  const timed = new WeakSet<readonly PolicyPosture[]>()
   let generation = 0
   for (const type of ['graph.postureCheck.put', 'graph.postureCheck.deleted', 'graph.policy.put', 'graph.policy.deleted']) {
     deps.bus.subscribe(type, () => void generation++)
@@ -91,12 +100,15 @@ export function createPostureEvaluator(deps: PostureEvalDeps): PostureEvaluator 
         }
         entries.push({ policyId, policyType: type, isPassing, checks })
       }
-      if (!timeDependent) {
+      if (timeDependent) timed.add(entries)
+      else {
         let perData = rows.get(linking)
         if (!perData) rows.set(linking, (perData = new WeakMap()))
         perData.set(key, { generation, entries })
       }
       return entries
     },
+    isTimed: (entries) => timed.has(entries),
+    inputsOf: (session) => [deps.posture.dataOf(session.id), session.isMfaComplete, session.mfaCompletedAt ?? null],
   }
 }

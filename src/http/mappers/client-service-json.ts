@@ -30,10 +30,10 @@ export interface ClientServiceViewer {
   /** Services of which the identity overrides a config (their config maps are rendered afresh). */
   overridden: ReadonlySet<string>
   /**
-   * Writes the JSON text of the service's postureQueries array, when posture checks exist (otherwise the
-   * per-permission placeholders are used).
+   * The JSON text of the service's postureQueries array, when posture checks exist (otherwise the per-permission
+   * placeholders are used). The same text object while the entries are the same: the row's tail is kept with it.
    */
-  writePostureQueries?: (s: Service, permissions: readonly Permission[], body: JsonBody) => void
+  postureQueries?: (s: Service, permissions: readonly Permission[]) => Uint8Array
 }
 
 interface ConfigText {
@@ -47,6 +47,8 @@ interface ServiceText {
   head: Uint8Array
   /** `,"encryptionRequired":…,"maxIdleTimeMillis":…` */
   middle: Uint8Array
+  /** head, `{}` and middle in one piece: the row of a client that takes none of the service's configs. */
+  withoutConfigs?: Uint8Array
   /** Config maps by the configs of the service the selection takes (`takenConfigs`), oldest first. */
   configs: Map<number | string, ConfigText>
 }
@@ -64,16 +66,29 @@ export class ClientServiceJson {
   private readonly permissionTextsByRef = new WeakMap<readonly Permission[], Uint8Array>()
   private readonly permissionPrefixes = new Map<string, Uint8Array>()
   private readonly permissionPrefixesByRef = new WeakMap<readonly Permission[], Uint8Array>()
+  /** Row tails (`,"permissions":[…],"postureQueries":[…]}`) by postureQueries text, then permissions prefix. */
+  private readonly tails = new WeakMap<Uint8Array, Map<Uint8Array, Uint8Array>>()
 
-  /** Writes the JSON text of one service as the viewer sees it, given the viewer's permissions on it. */
+  /**
+   * Writes the JSON text of one service as the viewer sees it, given the viewer's permissions on it: in two pieces
+   * when the client takes none of its configs (copying a piece costs more than its bytes at 500 rows).
+   */
   write(s: Service, permissions: readonly Permission[], viewer: ClientServiceViewer, body: JsonBody): void {
     const text = this.textOf(s)
-    body.bytes(text.head).bytes(this.configJson(s, text, viewer)).bytes(text.middle)
-    if (viewer.writePostureQueries) {
-      body.bytes(this.permissionsPrefixOf(permissions))
-      viewer.writePostureQueries(s, permissions, body)
-      body.bytes(CLOSE_ROW)
-    } else body.bytes(this.permissionTextOf(permissions))
+    const config = this.configJson(s, text, viewer)
+    if (config === EMPTY_MAP) body.bytes((text.withoutConfigs ??= concat([text.head, EMPTY_MAP, text.middle])))
+    else body.bytes(text.head).bytes(config).bytes(text.middle)
+    body.bytes(viewer.postureQueries ? this.tailOf(permissions, viewer.postureQueries(s, permissions)) : this.permissionTextOf(permissions))
+  }
+
+  /** `,"permissions":[…],"postureQueries":` + the postureQueries text + `}`, kept with the text. */
+  private tailOf(permissions: readonly Permission[], postureQueries: Uint8Array): Uint8Array {
+    const prefix = this.permissionsPrefixOf(permissions)
+    let byPrefix = this.tails.get(postureQueries)
+    if (!byPrefix) this.tails.set(postureQueries, (byPrefix = new Map()))
+    let t = byPrefix.get(prefix)
+    if (!t) byPrefix.set(prefix, (t = concat([prefix, postureQueries, CLOSE_ROW])))
+    return t
   }
 
   private textOf(s: Service): ServiceText {
@@ -134,6 +149,16 @@ export class ClientServiceJson {
     text.configs.set(key, { used: usedBy(s, lookups), json })
     return json
   }
+}
+
+function concat(parts: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0))
+  let at = 0
+  for (const p of parts) {
+    out.set(p, at)
+    at += p.length
+  }
+  return out
 }
 
 /**

@@ -7,7 +7,7 @@
 import type { PostureCheck, PostureCheckType, PostureData, FailedServiceRequest, CheckResult } from '../../domain/posture/posture-types.ts'
 import { isoOrNever, toWireProcess } from '../../domain/posture/posture-eval.ts'
 import { BASE_SYMBOLS, iso, toBaseEntity } from './common-mapper.ts'
-import { utf8, type JsonBody } from '../http-envelope.ts'
+import { utf8 } from '../http-envelope.ts'
 
 /** The fields the filter language knows on posture checks. */
 export const POSTURE_CHECK_SYMBOLS = { ...BASE_SYMBOLS, name: 'string', typeId: 'string', roleAttributes: 'set', version: 'number' } as const
@@ -92,44 +92,42 @@ export interface PolicyPostureView {
 
 /**
  * The JSON text (UTF-8) of a service row's postureQueries: the entries of each permission, in order. The evaluator
- * hands out the same entries array while nothing it depends on changed, so the bytes of each array are kept with it
- * and a row costs a lookup and a copy.
+ * hands out the same entries array while nothing it depends on changed, so the text of each array (and of each pair,
+ * for a row granted both Bind and Dial with entries for both) is kept with it and a row costs a lookup.
  */
 export class PostureQueriesJson {
-  private readonly texts = new WeakMap<readonly PolicyPostureView[], { whole: Uint8Array; inner: Uint8Array }>()
+  private readonly texts = new WeakMap<readonly PolicyPostureView[], Uint8Array>()
+  private readonly pairs = new WeakMap<readonly PolicyPostureView[], WeakMap<readonly PolicyPostureView[], Uint8Array>>()
 
-  /** The array of one permission's entries. */
-  writeOne(entries: readonly PolicyPostureView[], body: JsonBody): void {
-    body.bytes(entries.length === 0 ? EMPTY_ARRAY : this.textOf(entries).whole)
-  }
-
-  write(perType: readonly (readonly PolicyPostureView[])[], body: JsonBody): void {
+  /** The array of the entries of each permission (the arrays `perType` holds, in order). */
+  textOf(perType: readonly (readonly PolicyPostureView[])[]): Uint8Array {
     const filled = perType.filter((entries) => entries.length > 0)
-    if (filled.length === 1) {
-      body.bytes(this.textOf(filled[0]!).whole)
-      return
-    }
-    body.bytes(OPEN)
-    filled.forEach((entries, i) => {
-      if (i > 0) body.bytes(COMMA)
-      body.bytes(this.textOf(entries).inner)
-    })
-    body.bytes(CLOSE)
-  }
-
-  private textOf(entries: readonly PolicyPostureView[]): { whole: Uint8Array; inner: Uint8Array } {
-    let t = this.texts.get(entries)
+    if (filled.length === 0) return EMPTY_ARRAY
+    if (filled.length === 1) return this.one(filled[0]!)
+    // two permissions (Bind, Dial) at most
+    const [a, b] = filled as [readonly PolicyPostureView[], readonly PolicyPostureView[]]
+    let byB = this.pairs.get(a)
+    if (!byB) this.pairs.set(a, (byB = new WeakMap()))
+    let t = byB.get(b)
     if (!t) {
-      const whole = utf8(JSON.stringify(toPostureQueryEntries(entries)))
-      t = { whole, inner: whole.subarray(1, whole.length - 1) }
-      this.texts.set(entries, t)
+      const [ta, tb] = [this.one(a), this.one(b)]
+      // `[a…]` and `[b…]` joined as `[a…,b…]`
+      t = new Uint8Array(ta.length + tb.length - 1)
+      t.set(ta.subarray(0, ta.length - 1), 0)
+      t[ta.length - 1] = COMMA
+      t.set(tb.subarray(1), ta.length)
+      byB.set(b, t)
     }
     return t
   }
+
+  private one(entries: readonly PolicyPostureView[]): Uint8Array {
+    let t = this.texts.get(entries)
+    if (!t) this.texts.set(entries, (t = utf8(JSON.stringify(toPostureQueryEntries(entries)))))
+    return t
+  }
 }
-const OPEN = utf8('[')
-const COMMA = utf8(',')
-const CLOSE = utf8(']')
+const COMMA = 0x2c
 const EMPTY_ARRAY = utf8('[]')
 
 /** One API session's share of an identity's posture data (management.yml apiSessionPostureData). */

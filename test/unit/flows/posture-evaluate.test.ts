@@ -9,7 +9,6 @@ import type { PostureDataReads } from '../../../src/domain/posture/posture-reads
 import { NO_POSTURE_DATA, type PostureCheck, type PostureData } from '../../../src/domain/posture/posture-types.ts'
 import { createPostureEvaluator, type PostureSession } from '../../../src/flows/posture/posture-evaluate.ts'
 import { PostureQueriesJson, toPostureQueryEntries } from '../../../src/http/mappers/posture-mapper.ts'
-import { JsonBody } from '../../../src/http/http-envelope.ts'
 
 const T0 = Date.parse('2026-01-01T00:00:00Z')
 const base = { createdAt: T0, updatedAt: T0, tags: {}, roleAttributes: null, version: 1 }
@@ -66,22 +65,19 @@ describe('posture evaluator', () => {
 })
 
 describe('PostureQueriesJson', () => {
-  it('writes the text of the entries of each permission, equal to rendering them afresh, and keeps it per array', () => {
+  it('gives the text of the entries of each permission, equal to rendering them afresh, and keeps it per array and pair', () => {
     const t = setup()
     t.setData(corp(1))
     const dial = t.evaluator.policies(session, 's1', 'Dial', T0)
     const bind = t.evaluator.policies(session, 's2', 'Bind', T0)
     const json = new PostureQueriesJson()
-    const text = (perType: (typeof dial)[]) => {
-      const body = new JsonBody()
-      json.write(perType, body)
-      return new TextDecoder().decode(body.finish().bytes)
-    }
-    expect(JSON.parse(text([bind, [], dial]))).toEqual([...toPostureQueryEntries(bind), ...toPostureQueryEntries(dial)])
+    const text = (perType: (typeof dial)[]) => new TextDecoder().decode(json.textOf(perType))
+    expect(text([bind, dial])).toBe(JSON.stringify([...toPostureQueryEntries(bind), ...toPostureQueryEntries(dial)]))
+    expect(text([bind, [], dial])).toBe(text([bind, dial]))
     expect(text([dial])).toBe(JSON.stringify(toPostureQueryEntries(dial)))
+    expect(text([[], dial])).toBe(text([dial]))
     expect(text([])).toBe('[]')
-    const one = new JsonBody()
-    json.writeOne(dial, one)
-    expect(new TextDecoder().decode(one.finish().bytes)).toBe(text([dial]))
+    expect(json.textOf([dial])).toBe(json.textOf([dial]))
+    expect(json.textOf([bind, dial])).toBe(json.textOf([bind, dial]))
   })
 })

@@ -59,6 +59,25 @@ function rowOf(r: ClientServiceJson, s: Service, identityId: string, permissions
 }
 
 describe('ClientServiceJson', () => {
+  it('with posture checks, puts the postureQueries text the viewer gives after the permissions, for any selection', () => {
+    const { lookups } = graph()
+    const r = new ClientServiceJson()
+    const entries = [{ policyId: 'p1', policyType: 'Dial' as const, isPassing: false, postureQueries: [{ id: 'c1', queryType: 'DOMAIN' }] }]
+    const text = new TextEncoder().encode(JSON.stringify(entries))
+    for (const s of [service(), service({ id: 's3', configs: [] })]) {
+      for (const perms of [['Dial'], ['Bind', 'Dial']] as Permission[][]) {
+        for (const selection of ['all', new Set<string>(), new Set(['ct2'])] as ConfigTypeSelection[]) {
+          for (let twice = 0; twice < 2; twice++) {
+            const body = new JsonBody()
+            r.write(s, perms, { identityId: 'bob', selection, lookups, overridden: new Set(), postureQueries: () => text }, body)
+            const view = toClientServiceDetail(s, { permissions: perms, config: configMap(s, 'bob', selection, lookups), postureQueries: entries })
+            expect(new TextDecoder().decode(body.finish().bytes)).toBe(JSON.stringify(view))
+          }
+        }
+      }
+    }
+  })
+
   it('renders the very text of the object view, for awkward names, tags and attributes, first time and reused', () => {
     const { lookups } = graph()
     const r = new ClientServiceJson()

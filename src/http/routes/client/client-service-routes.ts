@@ -12,7 +12,8 @@ import { ApiError } from '../../../errors/api-error.ts'
 import type { Clock } from '../../../lib/clock.ts'
 import { ListQuery, ServiceListQuery } from '../../../../schemas/common.ts'
 import { recordsOf } from '../../../domain/query/index.ts'
-import { listOfJson, ok, okJson, type JsonBody } from '../../http-envelope.ts'
+import { listBody, ok, okBody, okBytes, okJson, type JsonBody } from '../../http-envelope.ts'
+import { AnswerCache } from '../../http-answer-cache.ts'
 import { listPage, respondList, selectPage } from '../../http-list.ts'
 import { route, type RouteCtx, type RouteDef } from '../../http-route.ts'
 import { iso } from '../../mappers/common-mapper.ts'
@@ -37,6 +38,12 @@ export interface ClientServiceDeps {
   posture: PostureEvaluator
 }
 
+/**
+ * Bytes of service list answers kept for repeated listings (AnswerCache): at the 'large-posture' scale an answer is
+ * about 1.2 MiB, so this keeps the latest pages of two dozen API sessions that list again and again.
+ */
+export const SERVICE_LIST_CACHE_BYTES = 32 * 1024 * 1024
+
 /** Binary search in a sorted id list. */
 function hasSorted(ids: readonly string[], id: string): boolean {
   let lo = 0
@@ -60,8 +67,13 @@ export function clientServiceRoutes(deps: ClientServiceDeps): RouteDef[] {
   }
   const rendered = new ClientServiceJson()
   const postureTexts = new PostureQueriesJson()
-  /** Writes a service's JSON text as the session's identity sees it, for the config types it asked for. */
+  const answers = new AnswerCache(SERVICE_LIST_CACHE_BYTES)
+  /**
+   * Writes a service's JSON text as the session's identity sees it, for the config types it asked for; `timed` turns
+   * true once a row depends on the time (an MFA check's timeout), which no kept answer may.
+   */
   const jsonFor = (session: ApiSession, configTypes: readonly string[]) => {
+    const state = { timed: false }
     const l = lookups()
     const identityId = session.identityId
     const now = deps.clock.now()
@@ -70,14 +82,16 @@ export function clientServiceRoutes(deps: ClientServiceDeps): RouteDef[] {
       selection: selectConfigTypes(configTypes, l),
       lookups: l,
       overridden: new Set(deps.graph.snapshot().overridesOf(identityId).map((o) => o.serviceId)),
-      writePostureQueries: deps.posture.anyChecks()
-        ? (s, permissions, body) =>
-            permissions.length === 1
-              ? postureTexts.writeOne(deps.posture.policies(session, s.id, permissions[0]!, now), body)
-              : postureTexts.write(permissions.map((type) => deps.posture.policies(session, s.id, type, now)), body)
+      postureQueries: deps.posture.anyChecks()
+        ? (s, permissions) => {
+            const perType = permissions.map((type) => deps.posture.policies(session, s.id, type, now))
+            if (perType.some((entries) => deps.posture.isTimed(entries))) state.timed = true
+            return postureTexts.textOf(perType)
+          }
         : undefined,
     }
-    return (s: Service, body: JsonBody) => rendered.write(s, deps.reads.permissionsOf(identityId, s.id), viewer, body)
+    const write = (s: Service, body: JsonBody) => rendered.write(s, deps.reads.permissionsOf(identityId, s.id), viewer, body)
+    return Object.assign(write, { timed: () => state.timed })
   }
   const askedTypes = (ctx: RouteCtx<unknown, { configTypes?: string | string[] }>): readonly string[] => {
     const q = ctx.query.configTypes
@@ -95,8 +109,15 @@ export function clientServiceRoutes(deps: ClientServiceDeps): RouteDef[] {
       summary: 'List the services the caller may Dial or Bind', query: ServiceListQuery,
       handle: (ctx) => {
         const identityId = ctx.auth.identity.id
-        const ids = deps.reads.servicesOfIdentity(identityId)
+        const session = ctx.auth.session
+        const types = askedTypes(ctx as RouteCtx<unknown, { configTypes?: string | string[] }>)
         const g = deps.graph.snapshot()
+        // an answer depends on the session (identity, MFA state, posture data), what it asked, the graph and the index
+        const key = `${session.id}\n${types.join('\n')}\n${JSON.stringify(ctx.query)}`
+        const stamp = [g.version, deps.reads.version(), ...deps.posture.inputsOf(session)]
+        const kept = answers.get(key, stamp)
+        if (kept) return okBytes(kept)
+        const ids = deps.reads.servicesOfIdentity(identityId)
         const { page, result } = selectPage(ctx.query, {
           symbols: SERVICE_SYMBOLS,
           indexed: ['id', 'name'],
@@ -113,7 +134,12 @@ export function clientServiceRoutes(deps: ClientServiceDeps): RouteDef[] {
           toRow: toServiceRow,
           roleOf: (s) => s,
         })
-        return listOfJson(page, jsonFor(ctx.auth.session, askedTypes(ctx as RouteCtx<unknown, { configTypes?: string | string[] }>)), result, Object.keys(SERVICE_SYMBOLS))
+        const write = jsonFor(session, types)
+        const body = listBody(page, write, result, Object.keys(SERVICE_SYMBOLS))
+        if (write.timed() || !answers.repeated(key, stamp)) return okBody(body)
+        const bytes = body.finish(true).bytes
+        answers.put(key, stamp, bytes)
+        return okBytes(bytes)
       },
     }),
     route({
