@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { totpCodeAt, totpStepAt } from '../../src/domain/identity/identity-mfa.ts'
-import { childLogin, childRequest, startChild, type ChildAnswer } from '../support/child-controller.ts'
+import { childLogin, childRequest, killChildren, startChild, type ChildAnswer } from '../support/child-controller.ts'
 
 const ADMIN_PASSWORD = 'crash-admin-pass-1'
 const USER_PASSWORD = 'crash-user-pass-1'
@@ -19,7 +19,10 @@ const M = '/edge/management/v1'
 const C = '/edge/client/v1'
 const dataDir = mkdtempSync(join(tmpdir(), 'edgeplane-crash-'))
 
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
+afterAll(() => {
+  killChildren()
+  rmSync(dataDir, { recursive: true, force: true })
+})
 
 /**
  * What each acknowledged answer fixed. `begin` records the outcome a request would have, `ack` makes it the fact; a

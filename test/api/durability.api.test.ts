@@ -5,12 +5,15 @@ import { afterAll, describe, expect, it } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { childLogin, startChild } from '../support/child-controller.ts'
+import { childLogin, killChildren, startChild } from '../support/child-controller.ts'
 
 const PASSWORD = 'durable-pass-1'
 const dataDir = mkdtempSync(join(tmpdir(), 'edgeplane-durable-'))
 
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
+afterAll(() => {
+  killChildren()
+  rmSync(dataDir, { recursive: true, force: true })
+})
 
 describe('kill -9 in the middle of a burst of writes', () => {
   it('keeps every write that was answered 2xx', async () => {

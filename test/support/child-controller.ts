@@ -6,6 +6,14 @@ import { join } from 'node:path'
 
 const MAIN = join(import.meta.dir, '..', '..', 'src', 'main.ts')
 
+const live = new Set<Subprocess>()
+
+/** Kills (-9) every child this process started that still runs: for afterAll, so a failed test leaves none behind. */
+export function killChildren(): void {
+  for (const proc of live) if (proc.exitCode === null && proc.signalCode === null) proc.kill(9)
+  live.clear()
+}
+
 export interface ChildController {
   proc: Subprocess<'ignore', 'pipe', 'pipe'>
   url: string
@@ -18,6 +26,8 @@ export async function startChild(dataDir: string, adminPassword: string): Promis
     stdout: 'pipe',
     stderr: 'pipe',
   })
+  live.add(proc)
+  void proc.exited.then(() => live.delete(proc))
   // the request log goes to stderr: drain it so a busy child never blocks on a full pipe
   void new Response(proc.stderr).arrayBuffer().catch(() => undefined)
   const reader = proc.stdout.getReader()
