@@ -32,6 +32,9 @@ export interface SoakSample {
   p99Ms: number
   rssMiB: number
   anonMiB: number
+  /** The operation with the highest p99 in the interval, and that p99. */
+  slowest: string
+  slowestP99Ms: number
 }
 
 /** The `p` quantile of sorted latencies (NaN when none). */
@@ -54,6 +57,11 @@ export function soakVerdict(samples: readonly SoakSample[]): { rssGrowthMiB: num
 }
 
 type Op = (n: number) => Promise<boolean>
+interface MixEntry {
+  name: string
+  weight: number
+  op: Op
+}
 
 async function json(url: string, method: string, body: unknown, token?: string): Promise<{ status: number; data: any }> {
   const headers: Record<string, string> = {}
@@ -65,7 +73,7 @@ async function json(url: string, method: string, body: unknown, token?: string):
 }
 
 /** The weighted mix of operations against the controller at `url`. */
-async function mixOf(url: string): Promise<{ weight: number; op: Op }[]> {
+async function mixOf(url: string): Promise<MixEntry[]> {
   const M = `${url}/edge/management/v1`
   const C = `${url}/edge/client/v1`
   const login = async (api: string, username: string, password: string) => (await json(`${api}/authenticate?method=password`, 'POST', { username, password })).data.token as string
@@ -78,21 +86,21 @@ async function mixOf(url: string): Promise<{ weight: number; op: Op }[]> {
   const userToken = await login(C, 'soak-user', USER_PASSWORD)
   const ok = (status: number) => status >= 200 && status < 300
   return [
-    { weight: 30, op: async () => ok((await json(`${C}/services?limit=100`, 'GET', undefined, userToken)).status) },
-    { weight: 20, op: async () => ok((await json(`${C}/current-identity`, 'GET', undefined, userToken)).status) },
-    { weight: 15, op: async () => ok((await json(`${M}/identities?limit=25&filter=${encodeURIComponent('name contains "soak"')}`, 'GET', undefined, admin)).status) },
-    { weight: 15, op: async (n) => {
+    { name: 'service list', weight: 30, op: async () => ok((await json(`${C}/services?limit=100`, 'GET', undefined, userToken)).status) },
+    { name: 'current identity', weight: 20, op: async () => ok((await json(`${C}/current-identity`, 'GET', undefined, userToken)).status) },
+    { name: 'identity list', weight: 15, op: async () => ok((await json(`${M}/identities?limit=25&filter=${encodeURIComponent('name contains "soak"')}`, 'GET', undefined, admin)).status) },
+    { name: 'identity create+delete', weight: 15, op: async (n) => {
       const created = await json(`${M}/identities`, 'POST', { name: `soak-id-${n}`, type: 'User', isAdmin: false, roleAttributes: ['soak'] }, admin)
       return created.status === 201 && ok((await json(`${M}/identities/${created.data.id}`, 'DELETE', undefined, admin)).status)
     } },
-    { weight: 8, op: async (n) => {
+    { name: 'service+policy create+delete', weight: 8, op: async (n) => {
       const svc = await json(`${M}/services`, 'POST', { name: `soak-svc-${n}`, roleAttributes: ['soak-extra'], encryptionRequired: true }, admin)
       if (svc.status !== 201) return false
       const sp = await json(`${M}/service-policies`, 'POST', { name: `soak-sp-${n}`, type: 'Bind', semantic: 'AllOf', identityRoles: ['#soak'], serviceRoles: [`@${svc.data.id}`], postureCheckRoles: [] }, admin)
       const deleted = await json(`${M}/services/${svc.data.id}`, 'DELETE', undefined, admin)
       return sp.status === 201 && ok(deleted.status) && ok((await json(`${M}/service-policies/${sp.data.id}`, 'DELETE', undefined, admin)).status)
     } },
-    { weight: 2, op: async () => {
+    { name: 'login+logout', weight: 2, op: async () => {
       const token = await login(C, 'soak-user', USER_PASSWORD)
       return ok((await json(`${C}/current-api-session`, 'DELETE', undefined, token)).status)
     } },
@@ -106,14 +114,15 @@ export async function runSoak(opts: { minutes: number; rate: number; sampleSecon
   try {
     const mix = await mixOf(server.url)
     const totalWeight = mix.reduce((a, m) => a + m.weight, 0)
-    const pickOp = (n: number): Op => {
+    const pickOp = (n: number): MixEntry => {
       let r = (n * 7919) % totalWeight // a fixed, evenly spread walk through the weights
-      for (const m of mix) if ((r -= m.weight) < 0) return m.op
-      return mix[0].op
+      for (const m of mix) if ((r -= m.weight) < 0) return m
+      return mix[0]
     }
     console.log(`soak: ${opts.minutes} min at ${opts.rate} req/s (open loop), a sample every ${opts.sampleSeconds}s, controller pid ${server.pid}`)
-    console.log('sample  requests  errors  dropped   p50 ms   p99 ms   rss MiB  (anon)')
+    console.log('sample  requests  errors  dropped   p50 ms   p99 ms   rss MiB  (anon)  slowest operation')
     let latencies: number[] = []
+    let byOp = new Map<string, number[]>()
     let errors = 0
     let dropped = 0
     let inFlight = 0
@@ -130,11 +139,18 @@ export async function runSoak(opts: { minutes: number; rate: number; sampleSecon
           dropped++
           continue
         }
-        const op = pickOp(n++)
+        const entry = pickOp(n++)
         const t0 = performance.now()
         inFlight++
-        op(n).then(
-          (good) => (good ? latencies.push(performance.now() - t0) : errors++),
+        entry.op(n).then(
+          (good) => {
+            if (!good) return errors++
+            const ms = performance.now() - t0
+            latencies.push(ms)
+            const list = byOp.get(entry.name) ?? []
+            list.push(ms)
+            byOp.set(entry.name, list)
+          },
           () => errors++,
         ).finally(() => inFlight--)
       }
@@ -142,13 +158,20 @@ export async function runSoak(opts: { minutes: number; rate: number; sampleSecon
       if (performance.now() >= nextSample) {
         const sorted = latencies.sort((a, b) => a - b)
         const mem = memoryOf(server.pid)
+        let slowest = { name: '-', p99: NaN }
+        for (const [name, list] of byOp) {
+          const p99 = quantile(list.sort((a, b) => a - b), 0.99)
+          if (!(p99 <= slowest.p99)) slowest = { name, p99 }
+        }
         const sample: SoakSample = {
           minute: samples.length + 1, requests: sorted.length, errors, dropped,
           p50Ms: quantile(sorted, 0.5), p99Ms: quantile(sorted, 0.99), rssMiB: mem?.rssMiB ?? NaN, anonMiB: mem?.anonMiB ?? NaN,
+          slowest: slowest.name, slowestP99Ms: slowest.p99,
         }
         samples.push(sample)
-        console.log(`${String(sample.minute).padStart(6)} ${String(sample.requests).padStart(9)} ${String(errors).padStart(7)} ${String(dropped).padStart(8)} ${sample.p50Ms.toFixed(2).padStart(8)} ${sample.p99Ms.toFixed(2).padStart(8)} ${sample.rssMiB.toFixed(1).padStart(9)}  (${sample.anonMiB.toFixed(1)})`)
+        console.log(`${String(sample.minute).padStart(6)} ${String(sample.requests).padStart(9)} ${String(errors).padStart(7)} ${String(dropped).padStart(8)} ${sample.p50Ms.toFixed(2).padStart(8)} ${sample.p99Ms.toFixed(2).padStart(8)} ${sample.rssMiB.toFixed(1).padStart(9)}  (${sample.anonMiB.toFixed(1)})  slowest p99: ${slowest.name} ${slowest.p99.toFixed(0)} ms`)
         latencies = []
+        byOp = new Map()
         errors = 0
         dropped = 0
         nextSample += opts.sampleSeconds * 1000

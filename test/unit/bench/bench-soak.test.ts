@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'bun:test'
 import { quantile, soakVerdict, type SoakSample } from '../../../bench/bench-soak.ts'
 
-const sample = (minute: number, rssMiB: number, p99Ms: number): SoakSample => ({ minute, requests: 100, errors: 0, dropped: 0, p50Ms: 1, p99Ms, rssMiB, anonMiB: rssMiB / 2 })
+const sample = (minute: number, rssMiB: number, p99Ms: number): SoakSample => ({ minute, requests: 100, errors: 0, dropped: 0, p50Ms: 1, p99Ms, rssMiB, anonMiB: rssMiB / 2, slowest: 'x', slowestP99Ms: p99Ms })
 
 describe('soak summary', () => {
   it('takes quantiles of sorted latencies', () => {
