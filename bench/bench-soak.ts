@@ -42,17 +42,24 @@ export function quantile(sorted: readonly number[], p: number): number {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] : NaN
 }
 
-/** How the last samples compare with the first ones after the warm-up: growth of memory and of p99. */
+/**
+ * How the last samples compare with the first ones after the warm-up: growth of resident memory and ratio of p99,
+ * between the medians of the first and the last third (a median, so one minute of a busy machine is not a trend).
+ */
 export function soakVerdict(samples: readonly SoakSample[]): { rssGrowthMiB: number; p99Ratio: number } | undefined {
   // the first sample includes start-up, caches and JIT: the curve is read from the second one
   const steady = samples.slice(1)
   if (steady.length < 2) return undefined
   const head = steady.slice(0, Math.ceil(steady.length / 3))
   const tail = steady.slice(-Math.ceil(steady.length / 3))
-  const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length
+  const median = (xs: readonly number[]) => {
+    const sorted = [...xs].sort((a, b) => a - b)
+    const mid = Math.floor(sorted.length / 2)
+    return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+  }
   return {
-    rssGrowthMiB: mean(tail.map((s) => s.rssMiB)) - mean(head.map((s) => s.rssMiB)),
-    p99Ratio: mean(tail.map((s) => s.p99Ms)) / mean(head.map((s) => s.p99Ms)),
+    rssGrowthMiB: median(tail.map((s) => s.rssMiB)) - median(head.map((s) => s.rssMiB)),
+    p99Ratio: median(tail.map((s) => s.p99Ms)) / median(head.map((s) => s.p99Ms)),
   }
 }
 
@@ -179,7 +186,7 @@ export async function runSoak(opts: { minutes: number; rate: number; sampleSecon
     }
     while (inFlight > 0) await Bun.sleep(TICK_MS)
     const verdict = soakVerdict(samples)
-    if (verdict) console.log(`soak: resident memory ${verdict.rssGrowthMiB >= 0 ? '+' : ''}${verdict.rssGrowthMiB.toFixed(1)} MiB and p99 ×${verdict.p99Ratio.toFixed(2)} from the first to the last third (after the first sample)`)
+    if (verdict) console.log(`soak: resident memory ${verdict.rssGrowthMiB >= 0 ? '+' : ''}${verdict.rssGrowthMiB.toFixed(1)} MiB and p99 ×${verdict.p99Ratio.toFixed(2)} between the medians of the first and the last third (after the first sample)`)
   } finally {
     await server.stop()
     rmSync(dataDir, { recursive: true, force: true })

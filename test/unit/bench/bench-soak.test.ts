@@ -13,10 +13,16 @@ describe('soak summary', () => {
     expect(quantile([], 0.5)).toBeNaN()
   })
 
-  it('reads growth from the first third to the last third, skipping the warm-up sample', () => {
+  it('reads growth between the medians of the first and the last third, skipping the warm-up sample', () => {
     const samples = [sample(1, 500, 900), sample(2, 100, 10), sample(3, 110, 10), sample(4, 120, 20), sample(5, 130, 20)]
     // steady samples 2..5: first third [2, 3] (ceil 4/3 = 2), last third [4, 5]
     expect(soakVerdict(samples)).toEqual({ rssGrowthMiB: 20, p99Ratio: 2 })
+  })
+
+  it('does not read one busy minute as a trend', () => {
+    const flat = (m: number) => sample(m, 100, 10)
+    const samples = [flat(1), flat(2), flat(3), flat(4), flat(5), flat(6), sample(7, 300, 5000), flat(8), flat(9), flat(10)]
+    expect(soakVerdict(samples)).toEqual({ rssGrowthMiB: 0, p99Ratio: 1 })
   })
 
   it('has no verdict without two steady samples', () => {
