@@ -104,7 +104,7 @@ export async function startController(dataDir: string, adminPassword = ADMIN_PAS
  * Resident memory of a process, from /proc (Linux), in MiB: current and peak, and the current split into anonymous
  * memory (the heap) and file pages (the LMDB map and the executable, shared with the page cache).
  */
-function memoryOf(pid: number): { rssMiB: number; peakMiB: number; anonMiB: number; fileMiB: number } | undefined {
+export function memoryOf(pid: number): { rssMiB: number; peakMiB: number; anonMiB: number; fileMiB: number } | undefined {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8')
     const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN)

@@ -11,6 +11,8 @@
  * `bun run bench policy <scenario>` runs only the policy scale benchmark on a scenario of bench/policy-scenario.ts
  * (small, medium, large, large-posture, many-services, baseline); 'large' loads 100,000 identities and takes several
  * minutes; 'large-posture' is 'large' with posture checks on a quarter of the service policies.
+ * `bun run bench soak [minutes]` runs only the soak (bench/bench-soak.ts): mixed load at a steady rate, resident memory
+ * and p99 sampled each minute (10 minutes unless told; SOAK_RATE requests per second, default 100).
  * Environment: BENCH_SECONDS (per figure, default 3).
  */
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -21,6 +23,7 @@ import { ARGON2_PARAMS } from '../src/auth/auth-password.ts'
 import { printFigure, runLoad } from './bench-load.ts'
 import { benchCertLogin, benchEnrollment } from './bench-pki.ts'
 import { runPolicyScale, scenarioByName, startController } from './policy-scale.ts'
+import { runSoak } from './bench-soak.ts'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)
 const PASSWORD = 'bench-pass-1'
@@ -108,6 +111,12 @@ async function loadExtraBenches(): Promise<{ name: string; value: number; unit: 
 
 if (process.argv[2] === 'policy') {
   await runPolicyScale({ spec: scenarioByName(process.argv[3] ?? 'small'), seconds: SECONDS })
+} else if (process.argv[2] === 'soak') {
+  await runSoak({
+    minutes: Number(process.argv[3] ?? 10),
+    rate: Number(process.env.SOAK_RATE ?? 100),
+    sampleSeconds: Number(process.env.SOAK_SAMPLE_SECONDS ?? 60),
+  })
 } else {
   await main()
   console.log('')

@@ -96,3 +96,17 @@ export const IdentityDetail = Type.Object({
 })
 
 export const IdentityTypeDetail = Type.Object({ ...BaseEntity, name: Type.String() })
+
+/** A data-flow trace request; every member optional as in the spec (`enabled` absent means off). */
+export const TraceSpec = Type.Object({
+  enabled: Type.Optional(Type.Boolean()),
+  duration: Type.Optional(Type.String({ maxLength: 64 })),
+  traceId: Type.Optional(Type.String({ maxLength: 255 })),
+  channels: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 32 })),
+})
+
+export const TraceDetail = Type.Object({
+  enabled: Type.Boolean(),
+  traceId: Type.Optional(Type.String()),
+  until: Type.Optional(Type.String()),
+})

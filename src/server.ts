@@ -59,6 +59,8 @@ import { postureCheckRoutes } from './http/routes/management/posture-check-route
 import { identityPostureRoutes } from './http/routes/management/identity-posture-routes.ts'
 import { postureResponseRoutes } from './http/routes/client/posture-response-routes.ts'
 import { startPostureDataRegistry } from './actors/posture-data/posture-data-registry.ts'
+import { startIdentityTraceRegistry } from './actors/identity-trace/identity-trace-registry.ts'
+import { identityTraceRoutes } from './http/routes/management/identity-trace-routes.ts'
 import { createPostureEvaluator } from './flows/posture/posture-evaluate.ts'
 import type { IdentityEvent } from './actors/identity/identity-messages.ts'
 import { hashPassword, prepareDummyHash } from './auth/auth-password.ts'
@@ -210,6 +212,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const postureData = startPostureDataRegistry(bus)
   const posture = postureData.registry
   const postureEvaluator = createPostureEvaluator({ graph, reads, posture, bus })
+  // data-flow traces of identities: memory only, as the real controller's trace manager; gone with the identity
+  const identityTraces = startIdentityTraceRegistry(bus)
   // the policy enforcer: service sessions whose identity lost the permission they were made for are removed
   const enforcePolicies = async () => {
     const ids = sessionsWithoutAccess(sessions.snapshot().serviceSessions.values(), reads)
@@ -283,6 +287,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...mfaRoutes({ mfa: createMfaFlows({ identities, sessions, clock, issuer: opts.totpIssuer ?? DEFAULTS.totpIssuer }) }),
     ...identityRoutes({ identities, sessions, clock, startedAt, enrollments, caName: (id) => ca.snapshot().cas.get(id)?.name }),
     ...identityDisableRoutes({ identities, sessions }),
+    ...identityTraceRoutes({ identities, traces: identityTraces.registry, clock }),
     ...authPolicyRoutes({ identities }),
     ...authenticatorRoutes({ identities, clock, enrollments, ownCas, cas: () => ca.snapshot() }),
     ...apiSessionRoutes({ identities, sessions }),
@@ -364,6 +369,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       clearInterval(enforcer)
       policyResolver.stop()
       postureData.stop()
+      identityTraces.stop()
       sessionRegistry.stopTimers()
       await sessions.ask({ type: 'apiSession.flushActivity' })
       await Promise.all([identities.stop(), sessions.stop(), graph.stop(), ca.stop()])

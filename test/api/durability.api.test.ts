@@ -5,52 +5,20 @@ import { afterAll, describe, expect, it } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Subprocess } from 'bun'
+import { childLogin, killChildren, startChild } from '../support/child-controller.ts'
 
-const MAIN = join(import.meta.dir, '..', '..', 'src', 'main.ts')
 const PASSWORD = 'durable-pass-1'
 const dataDir = mkdtempSync(join(tmpdir(), 'edgeplane-durable-'))
 
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
-
-async function startChild(): Promise<{ proc: Subprocess<'ignore', 'pipe', 'pipe'>; url: string }> {
-  const proc = Bun.spawn(['bun', MAIN, 'run', '--data', dataDir, '--listen', '127.0.0.1:0', '--admin-password', PASSWORD], {
-    stdin: 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
-  const reader = proc.stdout.getReader()
-  let seen = ''
-  const deadline = Date.now() + 20_000
-  while (Date.now() < deadline) {
-    const { value, done } = await reader.read()
-    if (done) break
-    seen += new TextDecoder().decode(value)
-    const m = /listening on (https:\/\/\S+)/.exec(seen)
-    if (m) {
-      reader.releaseLock()
-      return { proc, url: m[1] }
-    }
-  }
-  proc.kill(9)
-  throw new Error(`child did not start: ${seen} ${await new Response(proc.stderr).text()}`)
-}
-
-async function login(url: string): Promise<string> {
-  const res = await fetch(`${url}/edge/management/v1/authenticate?method=password`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ username: 'admin', password: PASSWORD }),
-    tls: { rejectUnauthorized: false },
-  } as RequestInit)
-  if (res.status !== 200) throw new Error(`login failed: ${res.status} ${await res.text()}`)
-  return ((await res.json()) as { data: { token: string } }).data.token
-}
+afterAll(() => {
+  killChildren()
+  rmSync(dataDir, { recursive: true, force: true })
+})
 
 describe('kill -9 in the middle of a burst of writes', () => {
   it('keeps every write that was answered 2xx', async () => {
-    const first = await startChild()
-    const token = await login(first.url)
+    const first = await startChild(dataDir, PASSWORD)
+    const token = await childLogin(first.url, 'admin', PASSWORD)
     const acked = new Map<string, string>()
     let stop = false
     let n = 0
@@ -79,9 +47,9 @@ describe('kill -9 in the middle of a burst of writes', () => {
     await first.proc.exited
     expect(acked.size).toBeGreaterThanOrEqual(300)
 
-    const second = await startChild()
+    const second = await startChild(dataDir, PASSWORD)
     try {
-      const token2 = await login(second.url)
+      const token2 = await childLogin(second.url, 'admin', PASSWORD)
       const res = await fetch(`${second.url}/edge/management/v1/identities?limit=-1&filter=${encodeURIComponent('anyOf(roleAttributes) = "durable"')}`, {
         headers: { 'zt-session': token2 },
         tls: { rejectUnauthorized: false },
