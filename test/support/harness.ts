@@ -80,6 +80,9 @@ export async function startTestServer(opts: Partial<ServerOptions> = {}): Promis
     adminPassword: ADMIN.password,
     log: () => {},
     cloneMessages: true,
+    // API tests make hundreds of deliberate failed logins from one address on a clock that stands still; the
+    // throttle's own tests (test/api/ops-rate-limits.api.test.ts) turn it on
+    loginThrottle: { enabled: false },
     ...opts,
     dataDir,
     clock,
