@@ -357,7 +357,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...externalJwtSignerRoutes({ ca, policiesNaming: (signerId) => policiesNamingSigner(identities.snapshot().authPolicies.values(), signerId) }),
     ...enrollRoutes({ enrollments, routerEnrollments }),
     ...enrollmentRoutes({ identities, enrollments, clock }),
-    ...clientServiceRoutes({ graph, reads, tokens, clock, startedAt, posture: postureEvaluator }),
+    ...clientServiceRoutes({ graph, reads, tokens, clock, startedAt, posture: postureEvaluator, listed: controllerMetrics.serviceListed }),
     ...sessionRoutes({
       graph, sessions, reads, tokens, clock,
       posture: { evaluator: postureEvaluator, posture, policyName: (id) => graph.snapshot().servicePolicies.get(id)?.name ?? id },

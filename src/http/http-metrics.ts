@@ -37,6 +37,9 @@ export function createHttpMetrics(registry: MetricsRegistry): HttpMetrics {
   return { route: recorder, other: recorder('any', 'other') }
 }
 
+/** Buckets of the client service list's size: from none to the 'large' scenario's tens of thousands. */
+const SERVICE_LIST_BUCKETS = [0, 1, 5, 10, 50, 100, 500, 1000, 5000, 10_000, 50_000]
+
 /** What the controller-wide series read at scrape time. */
 export interface ControllerSources {
   mailboxes: readonly MailboxView[]
@@ -54,7 +57,7 @@ export interface ControllerSources {
 export function createControllerMetrics(
   registry: MetricsRegistry,
   sources: ControllerSources,
-): { observer: ActorObserver; login: (method: string, outcome: string) => void } {
+): { observer: ActorObserver; login: (method: string, outcome: string) => void; serviceListed: (count: number) => void } {
   const handler = registry.register(new Histogram('edgeplane_actor_handler_seconds', 'Time an actor spent handling one message', ['actor']))
   const commit = registry.register(new Histogram('edgeplane_lmdb_commit_seconds', 'Time from staging writes to their durable LMDB commit'))
   registry.register(
@@ -72,6 +75,9 @@ export function createControllerMetrics(
       return [[['size'], w.size], [['in_flight'], w.inFlight]]
     }),
   )
+  const listed = registry.register(
+    new Histogram('edgeplane_client_service_list_size', 'Services a Client API service list could show its caller', [], SERVICE_LIST_BUCKETS),
+  ).labels()
   const logins = registry.register(new Counter('edgeplane_logins_total', 'API-session creations by method and outcome', ['method', 'outcome']))
   const handlerSeries = new Map<string, HistogramSeries>()
   const commitSeries = commit.labels()
@@ -86,6 +92,9 @@ export function createControllerMetrics(
       committed(ms) {
         commitSeries.observe(ms / 1000)
       },
+    },
+    serviceListed(count) {
+      listed.observe(count)
     },
     login(method, outcome) {
       const key = `${method}\n${outcome}`

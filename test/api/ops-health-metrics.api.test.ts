@@ -43,8 +43,9 @@ describe('GET /metrics', () => {
     expect(text).not.toContain(id)
   })
 
-  it('case=shows actor mailboxes and handler times, LMDB commits and size, sessions, services and logins', async () => {
+  it('case=shows actor mailboxes and handler times, LMDB commits and size, sessions, services, service lists and logins', async () => {
     await passwordLogin(t, ADMIN.username, 'wrong-pass')
+    expectStatus(await t.as(await t.login(ADMIN.username, ADMIN.password, 'client'), 'client').get('/services'), 200)
     const text = await scrape()
     for (const actor of ['identity', 'session-registry', 'policy-graph', 'ca']) {
       expect(text).toMatch(new RegExp(`^edgeplane_actor_mailbox_depth\\{actor="${actor}"\\} \\d+$`, 'm'))
@@ -54,6 +55,7 @@ describe('GET /metrics', () => {
     expect(text).toMatch(/^edgeplane_lmdb_size_bytes [1-9]\d*$/m)
     expect(text).toMatch(/^edgeplane_api_sessions [1-9]\d*$/m)
     expect(text).toMatch(/^edgeplane_services 0$/m)
+    expect(text).toMatch(/^edgeplane_client_service_list_size_bucket\{le="0"\} 1$/m)
     expect(text).toMatch(/^edgeplane_logins_total\{method="password",outcome="success"\} [1-9]/m)
     expect(text).toMatch(/^edgeplane_logins_total\{method="password",outcome="failure"\} 1$/m)
     expect(text).toMatch(/^edgeplane_auth_window\{kind="size"\} 250$/m)

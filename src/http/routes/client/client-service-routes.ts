@@ -35,6 +35,8 @@ export interface ClientServiceDeps {
   clock: Clock
   startedAt: number
   posture: PostureEvaluator
+  /** Told the number of services each service list could show its caller (metrics); absent = nobody listens. */
+  listed?: (count: number) => void
 }
 
 /** Binary search in a sorted id list. */
@@ -96,6 +98,7 @@ export function clientServiceRoutes(deps: ClientServiceDeps): RouteDef[] {
       handle: (ctx) => {
         const identityId = ctx.auth.identity.id
         const ids = deps.reads.servicesOfIdentity(identityId)
+        deps.listed?.(ids.length)
         const g = deps.graph.snapshot()
         const { page, result } = selectPage(ctx.query, {
           symbols: SERVICE_SYMBOLS,
