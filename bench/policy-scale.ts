@@ -49,8 +49,8 @@ export interface Controller {
   stop(): Promise<void>
 }
 
-/** The listener's log line of an answered request (src/http/http-listener.ts). */
-const REQUEST_LINE = /^request \S+ [A-Z]+ \S* \d{3} [0-9.]+ms$/
+/** The JSON log line of an answered request (src/server.ts `logRequest`, src/lib/logger.ts): `"msg":"request"`. */
+const REQUEST_LINE = /^\{.*"msg":"request"\}$/
 
 /** Passes the controller's stderr on, except its per-request log lines (one per measured request). */
 async function forwardStderr(stream: ReadableStream<Uint8Array>): Promise<void> {

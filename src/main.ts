@@ -31,6 +31,12 @@ Flags of 'run' (flag, then environment variable, then config file key, then defa
                                                            key: advertise      EDGEPLANE_ADVERTISE        default: the listen address (localhost for 0.0.0.0 or ::)
   --enrollment-duration DUR  how long an enrollment token is valid  key: enrollmentDuration  EDGEPLANE_ENROLLMENT_DURATION  default 180m (minimum 5m)
   --totp-issuer NAME      issuer shown by authenticator apps for MFA  key: totpIssuer  EDGEPLANE_TOTP_ISSUER  default openziti.io
+  --log-level LEVEL       debug, info, warn or error (JSON lines on stderr)  key: logLevel  EDGEPLANE_LOG_LEVEL  default info
+  --metrics-listen HOST:PORT  separate plain-HTTP address for /metrics, no session  key: metricsListen  EDGEPLANE_METRICS_LISTEN
+                                                           default: /metrics on the listener, admins only
+  --renew-server-cert     issue a new server certificate from the intermediate CA before starting (same CA and key)
+Config file only: authRateLimiter {enabled, minSize 5, maxSize 250}, commandRateLimiter {enabled, queueSize 100},
+  loginThrottle {enabled, freeFailures 5, baseDelay 1s, maxDelay 1m, forgetAfter 15m} (see the README).
 The admin settings are used only when the data directory is new.
 
 Flags of 'validate-router-config':
@@ -58,6 +64,9 @@ async function run(argv: string[]): Promise<number> {
         advertise: { type: 'string' },
         'enrollment-duration': { type: 'string' },
         'totp-issuer': { type: 'string' },
+        'log-level': { type: 'string' },
+        'metrics-listen': { type: 'string' },
+        'renew-server-cert': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -82,6 +91,8 @@ async function run(argv: string[]): Promise<number> {
     advertise: values.advertise as string | undefined,
     enrollmentDuration: values['enrollment-duration'] as string | undefined,
     totpIssuer: values['totp-issuer'] as string | undefined,
+    logLevel: values['log-level'] as string | undefined,
+    metricsListen: values['metrics-listen'] as string | undefined,
   }
   let config
   try {
@@ -105,6 +116,12 @@ async function run(argv: string[]): Promise<number> {
     advertise: config.advertise,
     enrollmentDurationMs: config.enrollmentDurationMs,
     totpIssuer: config.totpIssuer,
+    logLevel: config.logLevel,
+    metricsListen: config.metricsListen,
+    authWindow: definedOnly(config.authRateLimiter),
+    writeQueue: definedOnly(config.commandRateLimiter),
+    loginThrottle: definedOnly(config.loginThrottle),
+    renewServerCert: values['renew-server-cert'] === true,
   })
   // handlers first, then the announcement: a supervisor may signal as soon as it reads the line
   const stopped = new Promise<void>((resolve) => {
@@ -125,6 +142,11 @@ async function run(argv: string[]): Promise<number> {
   await stopped
   // the listener, timers and LMDB are closed; exit now rather than wait on anything a library left behind
   process.exit(0)
+}
+
+/** The members of `o` that are set (so that unset ones keep the server's defaults when spread over them). */
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>
 }
 
 async function main(argv: string[]): Promise<number> {

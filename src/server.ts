@@ -10,7 +10,7 @@ import { DEFAULTS, defaultAdvertise, formatHostPort, type HostPort } from './con
 import { newCuid } from './lib/ids.ts'
 import { openStore } from './store/store-env.ts'
 import { EventBus } from './actors/runtime/event-bus.ts'
-import type { ActorSystemDeps } from './actors/runtime/actor-runtime.ts'
+import type { ActorSystemDeps, MailboxView } from './actors/runtime/actor-runtime.ts'
 import { startIdentityActor, type IdentityActor } from './actors/identity/identity-actor.ts'
 import { startSessionRegistryActor } from './actors/session-registry/session-registry-actor.ts'
 import { startPolicyGraphActor } from './actors/policy-graph/policy-graph-actor.ts'
@@ -22,7 +22,7 @@ import { createCertAuthMethod, trustAnchorsOf } from './flows/authenticate/auth-
 import { createExtJwtAuthMethod, createExtJwtSecondary } from './flows/authenticate/auth-ext-jwt.ts'
 import { createSignerKeys } from './flows/authenticate/auth-ext-jwt-keys.ts'
 import { authPolicyOf } from './flows/authenticate/auth-api-session.ts'
-import type { Identity } from './domain/identity/identity-types.ts'
+import { isAdminIdentity, type Identity } from './domain/identity/identity-types.ts'
 import { policiesNamingSigner } from './domain/identity/identity-auth-policy.ts'
 import { createCertExtension } from './flows/authenticate/auth-cert-extend.ts'
 import { createSessionCertificates, sessionCertificateHolder } from './flows/sessions/session-certificate.ts'
@@ -83,6 +83,15 @@ import { externalJwtSignerRoutes } from './http/routes/shared/external-jwt-signe
 import { mfaRoutes } from './http/routes/shared/current-identity-mfa-routes.ts'
 import { createMfaFlows } from './flows/authenticate/auth-mfa.ts'
 import { VERSION, BUILD_DATE, REVISION } from './version.ts'
+import { statSync, accessSync, constants as fsConstants } from 'node:fs'
+import { createLogger, noteLogger, type LogLevel } from './lib/logger.ts'
+import { MetricsRegistry, METRICS_CONTENT_TYPE } from './lib/metrics.ts'
+import { createControllerMetrics, createHttpMetrics } from './http/http-metrics.ts'
+import { createWriteQueue, WRITE_QUEUE_DEFAULTS, type WriteQueueSettings } from './http/http-write-queue.ts'
+import { certificateVerdict, createHealthChecks } from './http/http-health.ts'
+import { createAuthGate, type AuthGate } from './flows/authenticate/auth-gate.ts'
+import { AUTH_WINDOW_DEFAULTS, type AuthWindowSettings } from './flows/authenticate/auth-rate-window.ts'
+import { LOGIN_THROTTLE_DEFAULTS, type LoginThrottleSettings } from './flows/authenticate/auth-throttle.ts'
 
 /** Request bodies larger than this are refused with 413. */
 export const MAX_BODY_BYTES = 1024 * 1024
@@ -103,8 +112,25 @@ export interface ServerOptions {
   /** The issuer of TOTP provisioning URLs (default openziti.io). */
   totpIssuer?: string
   clock?: Clock
-  /** Where start-up notes go (the generated admin password among them). Defaults to stderr. */
+  /**
+   * Where the log goes, one JSON object per line (start-up notes, the generated admin password among them, and one
+   * line per answered request). Defaults to stderr.
+   */
   log?: (line: string) => void
+  /** The least level logged (default info). */
+  logLevel?: LogLevel
+  /** The adaptive window of API-session creation (the real controller's edge.authRateLimiter). */
+  authWindow?: Partial<AuthWindowSettings>
+  /** The throttle of failed logins per source address and per username. */
+  loginThrottle?: Partial<LoginThrottleSettings>
+  /** The bounded queue of write requests (the real controller's command rate limiter). */
+  writeQueue?: Partial<WriteQueueSettings>
+  /** A separate plain-HTTP address serving /metrics without a session; absent = /metrics on the listener, admins only. */
+  metricsListen?: HostPort
+  /** Issue a new server certificate from the intermediate at start (same CA, key and file names; new validity, SANs). */
+  renewServerCert?: boolean
+  /** How long an actor's oldest queued message may wait before the health check calls it stuck (default 10 s). */
+  healthStuckAfterMs?: number
   /** Prove that actor messages are plain data (tests). */
   cloneMessages?: boolean
   /** Intervals of the session sweeper and the activity flush (tests shorten them). */
@@ -129,6 +155,10 @@ export interface RunningServer {
   routes: readonly RouteDef[]
   /** The generated admin password when none was given on a new data directory. */
   generatedAdminPassword?: string
+  /** http://host:port of the separate metrics address, when one was set. */
+  metricsUrl?: string
+  /** The authentication gate (its window is read by tests and metrics). */
+  authGate: AuthGate
   /** Runs one expiry sweep of API sessions now (the timer does it every few seconds). */
   sweepSessions(): Promise<void>
   /** Removes service sessions whose access was lost, now (the timer does it every few seconds). */
@@ -138,28 +168,52 @@ export interface RunningServer {
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const clock = opts.clock ?? systemClock
-  const log = opts.log ?? ((line: string) => process.stderr.write(line + '\n'))
+  const logger = createLogger({ level: opts.logLevel ?? 'info', write: opts.log })
+  const log = noteLogger(logger)
   const host = opts.host ?? '127.0.0.1'
   const timeoutMs = opts.sessionTimeoutMs ?? 30 * 60_000
   const startedAt = clock.now()
 
   const store = await openStore(opts.dataDir, { warn: log, now: startedAt })
   const bus = new EventBus()
+  const registry = new MetricsRegistry()
+  const httpMetrics = createHttpMetrics(registry)
+  const writeQueue = createWriteQueue({ ...WRITE_QUEUE_DEFAULTS, ...opts.writeQueue })
+  // the actors are known only once started: the controller series read them through this list
+  const mailboxes: MailboxView[] = []
+  const controllerMetrics = createControllerMetrics(registry, {
+    mailboxes,
+    lmdbSizeBytes: () => statSync(store.path).size,
+    apiSessions: () => sessions.snapshot().byId.size,
+    services: () => graph.snapshot().services.size,
+    writeQueueDepth: () => writeQueue.depth,
+    authWindow: () => ({ size: authGate.window.currentSize, inFlight: authGate.window.inFlight }),
+  })
   const deps: ActorSystemDeps = {
     store,
     clock,
     bus,
     cloneMessages: opts.cloneMessages,
+    observer: controllerMetrics.observer,
     failStop: (err) => {
-      console.error('fatal: a commit to LMDB failed; stopping so the next start reloads from disk:', err)
+      logger.error({ err: String(err) }, 'fatal: a commit to LMDB failed; stopping so the next start reloads from disk')
       process.exit(70)
     },
   }
   // the advertised host goes into the server certificate of a new PKI (its port is known once the listener is up)
   const advertiseHost = (opts.advertise ?? defaultAdvertise({ host, port: 0 })).host
   const extraSans = [...(opts.sans ?? []), ...(opts.sans?.includes(advertiseHost) ? [] : [advertiseHost])]
-  const ca = await startCaActor(join(opts.dataDir, 'pki'), { hostname: opts.hostname ?? osHostname(), extraSans, clock }, deps)
+  const ca = await startCaActor(
+    join(opts.dataDir, 'pki'),
+    { hostname: opts.hostname ?? osHostname(), extraSans, clock, renewServerCert: opts.renewServerCert },
+    deps,
+  )
   const pki = ca.snapshot().pki
+  if (opts.renewServerCert) log(`note: the server certificate was renewed from the intermediate CA; valid until ${new Date(pki.server.view.notAfter).toISOString()}`)
+  const serverCertNow = certificateVerdict(pki.server.view, clock.now())
+  if (!serverCertNow.healthy || serverCertNow.details.startsWith('warning')) {
+    log(`warning: the server certificate ${join(pki.dir, 'server.cert.pem')}: ${serverCertNow.details.replace(/^warning: /, '')} (edgeplane run --renew-server-cert)`)
+  }
   if (pki.sansMissing.length > 0) {
     log(`note: the server certificate in ${pki.dir} does not cover ${pki.sansMissing.join(', ')}; it is kept as is`)
   }
@@ -185,6 +239,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       return id !== undefined && id !== exceptId
     },
   })
+  mailboxes.push(identities, sessions, graph, ca)
   bus.subscribe<Extract<IdentityEvent, { type: 'identity.deleted' }>>('identity.deleted', (e) =>
     sessions.tell({ type: 'apiSession.deleteForIdentity', identityId: e.identity.id, change: { author: 'system', source: 'system' } }),
   )
@@ -278,11 +333,23 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const certExtension = createCertExtension({ identities, ca, clock, ownCas, trustDomain })
   const sessionCertificates = createSessionCertificates({ sessions, ca, ownCas, trustDomain })
   const resolver = createSessionResolver({ identities, sessions, clock, timeoutMs, extJwtSecondary })
+  const authGate = createAuthGate({
+    window: { ...AUTH_WINDOW_DEFAULTS, ...opts.authWindow },
+    throttle: { ...LOGIN_THROTTLE_DEFAULTS, ...opts.loginThrottle },
+    monotonicNow: () => performance.now(),
+    clockNow: () => clock.now(),
+    isAdminUsername: (username) => {
+      const a = identities.snapshot().updbByUsername(username)
+      const identity = a ? identities.snapshot().identity(a.identityId) : undefined
+      return identity !== undefined && isAdminIdentity(identity)
+    },
+    outcome: controllerMetrics.login,
+  })
   const routes: RouteDef[] = []
   const graphRouteDeps = { graph, identities, sessions, reads, clock, posture: postureEvaluator }
   routes.push(
     ...versionRoutes(version, () => routes),
-    ...authenticateRoutes({ identities, sessions, clock, timeoutMs, authMethods, extJwtSecondary }),
+    ...authenticateRoutes({ identities, sessions, clock, timeoutMs, authMethods, extJwtSecondary, gate: authGate }),
     ...currentIdentityRoutes({ identities, sessions, clock, certExtension }),
     ...mfaRoutes({ mfa: createMfaFlows({ identities, sessions, clock, issuer: opts.totpIssuer ?? DEFAULTS.totpIssuer }) }),
     ...identityRoutes({ identities, sessions, clock, startedAt, enrollments, caName: (id) => ca.snapshot().cas.get(id)?.name }),
@@ -297,7 +364,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...externalJwtSignerRoutes({ ca, policiesNaming: (signerId) => policiesNamingSigner(identities.snapshot().authPolicies.values(), signerId) }),
     ...enrollRoutes({ enrollments, routerEnrollments }),
     ...enrollmentRoutes({ identities, enrollments, clock }),
-    ...clientServiceRoutes({ graph, reads, tokens, clock, startedAt, posture: postureEvaluator }),
+    ...clientServiceRoutes({ graph, reads, tokens, clock, startedAt, posture: postureEvaluator, listed: controllerMetrics.serviceListed }),
     ...sessionRoutes({
       graph, sessions, reads, tokens, clock,
       posture: { evaluator: postureEvaluator, posture, policyName: (id) => graph.snapshot().servicePolicies.get(id)?.name ?? id },
@@ -322,18 +389,47 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const caCertsBody = buildCertsOnlyPkcs7(ownCas)
   const cacerts = () =>
     new Response(caCertsBody, { status: 200, headers: { 'content-type': 'application/pkcs7-mime', 'content-transfer-encoding': 'base64' } })
+  const healthChecks = createHealthChecks({
+    lmdb: () => {
+      const schemaVersion = store.db('meta').get('schemaVersion')
+      if (typeof schemaVersion !== 'number') return { healthy: false, details: 'the schema version cannot be read' }
+      accessSync(opts.dataDir, fsConstants.W_OK)
+      return { healthy: true, details: `open at schema version ${schemaVersion}, ${statSync(store.path).size} bytes` }
+    },
+    mailboxes,
+    serverCertificate: () => ca.snapshot().pki.server.view,
+    now: () => clock.now(),
+    stuckAfterMs: opts.healthStuckAfterMs,
+  })
+  const metricsAnswer = () => new Response(registry.render(), { status: 200, headers: { 'content-type': METRICS_CONTENT_TYPE } })
   const app = buildApp(routes, {
     resolver,
     version: VERSION,
     instanceId: newCuid(startedAt),
     clock,
     log,
+    metrics: httpMetrics,
+    writeQueue,
     rootRoutes: {
       '/.well-known/est/cacerts': cacerts,
       '/edge/client/v1/.well-known/est/cacerts': cacerts,
       '/edge/management/v1/.well-known/est/cacerts': cacerts,
+      '/health-checks': healthChecks,
+      // on the listener the metrics are for admins (they show the load and the counts of everything)
+      '/metrics': async (req) => {
+        await resolver.require(req, 'admin')
+        return metricsAnswer()
+      },
     },
   })
+  // a separate address for a Prometheus scraper: plain HTTP, no session (an operator binds it where only the scraper reaches)
+  const metricsServer = opts.metricsListen
+    ? Bun.serve({
+        hostname: opts.metricsListen.host,
+        port: opts.metricsListen.port,
+        fetch: (req) => (new URL(req.url).pathname === '/metrics' ? metricsAnswer() : new Response('not found\n', { status: 404 })),
+      })
+    : undefined
   // every actor has read its state: the garbage of reading it (each record parsed, then compacted) goes now, in one
   // collection before the first request, rather than in pauses during the first thousands of requests
   Bun.gc(true)
@@ -344,6 +440,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     maxBodyBytes: MAX_BODY_BYTES,
     handle: (req, requestId) => app.handle(req, requestId),
     log,
+    logRequest: (r) => logger.info({ ...r }, 'request'),
   })
   // a wildcard bind is reached locally at localhost
   const listenUrl = `https://${formatHostPort(defaultAdvertise({ host, port: listener.port }))}`
@@ -358,6 +455,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     clock,
     routes,
     generatedAdminPassword,
+    metricsUrl: metricsServer ? `http://${formatHostPort({ host: opts.metricsListen!.host, port: metricsServer.port! })}` : undefined,
+    authGate,
     async sweepSessions() {
       await sessions.ask({ type: 'apiSession.sweep' })
     },
@@ -366,6 +465,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       if (stopped) return
       stopped = true
       await listener.close()
+      await metricsServer?.stop(true)
       clearInterval(enforcer)
       policyResolver.stop()
       postureData.stop()

@@ -9,6 +9,7 @@ import { hostname as osHostname } from 'node:os'
 import { resolve } from 'node:path'
 import { parse as parseYaml } from 'yaml'
 import { parseDurationMs } from '../lib/duration.ts'
+import { LOG_LEVELS, type LogLevel } from '../lib/logger.ts'
 
 /** The YAML config file: every key optional. */
 export const ConfigFileSchema = Type.Object(
@@ -23,6 +24,39 @@ export const ConfigFileSchema = Type.Object(
     advertise: Type.Optional(Type.String({ minLength: 1 })),
     enrollmentDuration: Type.Optional(Type.String({ minLength: 1 })),
     totpIssuer: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    logLevel: Type.Optional(Type.Union(LOG_LEVELS.map((l) => Type.Literal(l)))),
+    metricsListen: Type.Optional(Type.String({ minLength: 1 })),
+    /** The real controller's edge.authRateLimiter: the adaptive window of API-session creation. */
+    authRateLimiter: Type.Optional(
+      Type.Object(
+        {
+          enabled: Type.Optional(Type.Boolean()),
+          minSize: Type.Optional(Type.Integer({ minimum: 5, maximum: 1000 })),
+          maxSize: Type.Optional(Type.Integer({ minimum: 5, maximum: 1000 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    /** The real controller's commandRateLimiter: the bounded queue of write requests. */
+    commandRateLimiter: Type.Optional(
+      Type.Object(
+        { enabled: Type.Optional(Type.Boolean()), queueSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })) },
+        { additionalProperties: false },
+      ),
+    ),
+    /** Throttling of failed logins per source address and per username. */
+    loginThrottle: Type.Optional(
+      Type.Object(
+        {
+          enabled: Type.Optional(Type.Boolean()),
+          freeFailures: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000 })),
+          baseDelay: Type.Optional(Type.String({ minLength: 1 })),
+          maxDelay: Type.Optional(Type.String({ minLength: 1 })),
+          forgetAfter: Type.Optional(Type.String({ minLength: 1 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 )
@@ -44,6 +78,15 @@ export interface Config {
   enrollmentDurationMs: number
   /** The issuer of TOTP provisioning URLs: what authenticator apps show above the code. */
   totpIssuer: string
+  logLevel: LogLevel
+  /** A separate plain-HTTP address for /metrics (no session); unset = /metrics on the listener, admins only. */
+  metricsListen?: HostPort
+  /** The auth window's bounds (unset members: the defaults 5 and 250, enabled). */
+  authRateLimiter: { enabled?: boolean; minSize?: number; maxSize?: number }
+  /** The write queue (unset members: 100, enabled). */
+  commandRateLimiter: { enabled?: boolean; queueSize?: number }
+  /** The failed-login throttle, durations in ms (unset members: the defaults). */
+  loginThrottle: { enabled?: boolean; freeFailures?: number; baseDelayMs?: number; maxDelayMs?: number; forgetAfterMs?: number }
 }
 
 export interface HostPort {
@@ -59,6 +102,7 @@ export const DEFAULTS = {
   enrollmentDurationMs: 180 * 60_000,
   /** The real controller's `edge.totp.hostname` default. */
   totpIssuer: 'openziti.io',
+  logLevel: 'info',
 } as const
 
 /**
@@ -81,6 +125,8 @@ export interface ConfigFlags {
   advertise?: string
   enrollmentDuration?: string
   totpIssuer?: string
+  logLevel?: string
+  metricsListen?: string
 }
 
 export class ConfigError extends Error {}
@@ -159,6 +205,18 @@ export function resolveConfig(flags: ConfigFlags, env: Record<string, string | u
   const advertiseText = flags.advertise ?? env.EDGEPLANE_ADVERTISE ?? file.advertise
   const totpIssuer = flags.totpIssuer ?? env.EDGEPLANE_TOTP_ISSUER ?? file.totpIssuer ?? DEFAULTS.totpIssuer
   if (totpIssuer.trim() === '' || totpIssuer.length > 255) throw new ConfigError('TOTP issuer must be 1 to 255 characters')
+  const logLevel = flags.logLevel ?? env.EDGEPLANE_LOG_LEVEL ?? file.logLevel ?? DEFAULTS.logLevel
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new ConfigError(`log level '${logLevel}' is not one of ${LOG_LEVELS.join(', ')}`)
+  const metricsListen = flags.metricsListen ?? env.EDGEPLANE_METRICS_LISTEN ?? file.metricsListen
+  const window = file.authRateLimiter ?? {}
+  if (window.minSize !== undefined && window.maxSize !== undefined && window.minSize > window.maxSize) {
+    throw new ConfigError(`authRateLimiter.minSize ${window.minSize} is larger than maxSize ${window.maxSize}`)
+  }
+  const throttle = file.loginThrottle ?? {}
+  const throttleMs = (key: 'baseDelay' | 'maxDelay' | 'forgetAfter') => {
+    const text = throttle[key]
+    return text === undefined ? undefined : durationSetting(`loginThrottle.${key}`, text, 0, 0)
+  }
   return {
     dataDir: resolve(data),
     listenHost: listen.host,
@@ -171,5 +229,16 @@ export function resolveConfig(flags: ConfigFlags, env: Record<string, string | u
     advertise: advertiseText !== undefined ? parseListen(advertiseText, 'advertise') : undefined,
     enrollmentDurationMs,
     totpIssuer,
+    logLevel: logLevel as LogLevel,
+    metricsListen: metricsListen !== undefined ? parseListen(metricsListen, 'metrics listen') : undefined,
+    authRateLimiter: window,
+    commandRateLimiter: file.commandRateLimiter ?? {},
+    loginThrottle: {
+      enabled: throttle.enabled,
+      freeFailures: throttle.freeFailures,
+      baseDelayMs: throttleMs('baseDelay'),
+      maxDelayMs: throttleMs('maxDelay'),
+      forgetAfterMs: throttleMs('forgetAfter'),
+    },
   }
 }

@@ -8,6 +8,9 @@
  *    schema does not know dropped, then checked (http-validate.ts); a route that consumes text/plain gets the raw
  *    text (the listener bounds its size);
  * 4. the handler, with the request id that its error answers, its writes' change context and its log line share.
+ * Between 1 and 2, a write (any verb but GET, authentication aside: it has its own window) must be admitted by the
+ * write queue (http-write-queue.ts), else 429 SERVER_TOO_MANY_REQUESTS. Every answer is recorded in the HTTP metrics
+ * under its route template (http-metrics.ts).
  */
 import { Elysia } from 'elysia'
 import type { TSchema } from '@sinclair/typebox'
@@ -19,6 +22,8 @@ import { validatorOf } from './http-validate.ts'
 import { API_PREFIX, type ApiName, type RouteDef } from './http-route.ts'
 import { isPublicRoute, type AuthContext, type SessionResolver } from './http-auth.ts'
 import { attachPeer, peerOf } from './peer-cert.ts'
+import type { HttpMetrics, RequestRecorder } from './http-metrics.ts'
+import type { WriteQueue } from './http-write-queue.ts'
 
 export interface AppDeps {
   resolver: SessionResolver
@@ -29,6 +34,10 @@ export interface AppDeps {
   log?: (line: string) => void
   /** Answers served outside the two API prefixes (version, est/cacerts), by exact path. */
   rootRoutes: Record<string, (req: Request) => Response | Promise<Response>>
+  /** Where answered requests are counted and timed (absent: nowhere). */
+  metrics?: HttpMetrics
+  /** The bound on write requests in progress (absent: none). */
+  writeQueue?: WriteQueue
 }
 
 const CORS_HEADERS = {
@@ -48,6 +57,8 @@ export interface App {
 }
 
 const requestIds = new WeakMap<Request, string>()
+/** The recorder of the route that served a request (set by the route's pipeline). */
+const recorders = new WeakMap<Request, RequestRecorder>()
 
 /** The request id the app gave a request (every request inside the app has one). */
 function requestIdOf(req: Request): string {
@@ -109,32 +120,49 @@ export function buildApp(routes: readonly RouteDef[], deps: AppDeps): App {
 
   /** The pipeline of one route (see the header): access, query, body, handler. */
   type Checks = { query(v: unknown): unknown; body(v: unknown): unknown }
-  const serve = async (r: RouteDef, api: ApiName, checks: Checks, request: Request, params: Record<string, string>) => {
+  type Served = { checks: Checks; isWrite: boolean; recorder?: RequestRecorder }
+  const serve = async (r: RouteDef, api: ApiName, served: Served, request: Request, params: Record<string, string>) => {
+    if (served.recorder) recorders.set(request, served.recorder)
     const auth = r.access === 'public' ? deps.resolver.resolve(request) : await deps.resolver.require(request, r.access)
-    const query = checks.query(queryOf(request.url))
-    const body = r.body ? checks.body(r.consumes === 'text/plain' ? await request.text() : await bodyOf(request, r.untypedBodyIsText === true)) : undefined
-    const res = await r.handle({ request, body, query, params, auth: auth as AuthContext, api, requestId: requestIdOf(request) })
-    if (auth) for (const [k, v] of Object.entries(sessionHeaders(auth))) res.headers.set(k, v)
-    return res
+    const queued = served.isWrite && deps.writeQueue !== undefined
+    if (queued && !deps.writeQueue!.tryEnter()) throw new ApiError('SERVER_TOO_MANY_REQUESTS')
+    try {
+      const { checks } = served
+      const query = checks.query(queryOf(request.url))
+      const body = r.body ? checks.body(r.consumes === 'text/plain' ? await request.text() : await bodyOf(request, r.untypedBodyIsText === true)) : undefined
+      const res = await r.handle({ request, body, query, params, auth: auth as AuthContext, api, requestId: requestIdOf(request) })
+      if (auth) for (const [k, v] of Object.entries(sessionHeaders(auth))) res.headers.set(k, v)
+      return res
+    } finally {
+      if (queued) deps.writeQueue!.leave()
+    }
   }
 
   for (const r of routes) {
     const checks: Checks = { query: lazyCheck(r.query, 'query'), body: lazyCheck(r.body, 'body') }
+    const isWrite = r.method !== 'GET' && !r.path.startsWith('/authenticate')
     for (const api of r.apis) {
       if ((r.access === 'public') !== isPublicRoute(api, r.method, r.path)) {
         throw new TypeError(`${api} ${r.method} ${r.path}: access '${r.access}' disagrees with PUBLIC_ROUTES (http-auth.ts)`)
       }
       const full = API_PREFIX[api] + r.path
       known.push({ re: pathMatcher(full), method: r.method })
+      const served: Served = { checks, isWrite, recorder: deps.metrics?.route(r.method, full) }
       // the handler reads only request and params, so Elysia neither parses nor validates anything
-      app.route(r.method, full, (ctx: { request: Request; params: Record<string, string> }) => serve(r, api, checks, ctx.request, ctx.params))
+      app.route(r.method, full, (ctx: { request: Request; params: Record<string, string> }) => serve(r, api, served, ctx.request, ctx.params))
     }
   }
   app.compile()
 
-  /** The common headers; `server-timing` carries the time spent in the app (benchmarks read it). */
-  const common = (res: Response, origin: string | null, startedAt: number): Response => {
-    res.headers.set('server-timing', `app;dur=${(performance.now() - startedAt).toFixed(3)}`)
+  /**
+   * The common headers; `server-timing` carries the time spent in the app (benchmarks read it). The answer is recorded
+   * under the route that served `req` (or as `other`).
+   */
+  const common = (res: Response, origin: string | null, startedAt: number, req?: Request): Response => {
+    const ms = performance.now() - startedAt
+    const recorder = req ? recorders.get(req) : undefined
+    ;(recorder ?? deps.metrics?.other)?.(res.status, ms)
+    res.headers.set('server-timing', `app;dur=${ms.toFixed(3)}`)
     res.headers.set('server', `edgeplane/${deps.version}`)
     res.headers.set('ziti-instance-id', deps.instanceId)
     res.headers.set('access-control-allow-origin', origin ?? '*')
@@ -166,9 +194,9 @@ export function buildApp(routes: readonly RouteDef[], deps: AppDeps): App {
       }
       requestIds.set(target, requestId)
       try {
-        return common(await app.handle(target), origin, startedAt)
+        return common(await app.handle(target), origin, startedAt, target)
       } catch (e) {
-        return common(renderThrown(e, thrownAt(req, requestId), deps.log), origin, startedAt)
+        return common(renderThrown(e, thrownAt(req, requestId), deps.log), origin, startedAt, target)
       }
     },
   }

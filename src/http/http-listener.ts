@@ -25,6 +25,18 @@ export interface ListenerOptions {
   handle: (req: Request, requestId: string) => Promise<Response>
   /** Where the request log lines and listener failures go. */
   log: (line: string) => void
+  /** Where each answered request is reported as fields (a structured log); absent: a line through `log`. */
+  logRequest?: (r: AnsweredRequest) => void
+}
+
+/** One answered request, as its log line says it: never its headers, query or body. */
+export interface AnsweredRequest {
+  requestId: string
+  method: string
+  path: string
+  status: number
+  ms: number
+  remoteAddress: string
 }
 
 /** `host[:port]` of RFC 9110 §7.2: a registered name, an IPv4 address or a bracketed IPv6 literal, a port up to 65535 (may be empty). */
@@ -76,8 +88,11 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
     const method = req.method ?? 'GET'
     const path = targetPath(req.url ?? '')
     res.once('finish', () => {
-      const ms = (performance.now() - startedAt).toFixed(1)
-      opts.log(`request ${requestId} ${method} ${(path ?? req.url ?? '').split('?')[0]} ${res.statusCode} ${ms}ms`)
+      const ms = performance.now() - startedAt
+      const bare = (path ?? req.url ?? '').split('?')[0]
+      if (opts.logRequest) {
+        opts.logRequest({ requestId, method, path: bare, status: res.statusCode, ms: Math.round(ms * 10) / 10, remoteAddress: req.socket.remoteAddress ?? '' })
+      } else opts.log(`request ${requestId} ${method} ${bare} ${res.statusCode} ${ms.toFixed(1)}ms`)
     })
     try {
       if (path === undefined) {

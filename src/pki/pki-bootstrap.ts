@@ -74,6 +74,11 @@ export interface ControllerPkiOptions {
   /** More SANs for the server certificate; each is an IP address (v4/v6) or else a DNS name. */
   extraSans: string[]
   clock: Clock
+  /**
+   * Issue a new server certificate even though one exists (`run --renew-server-cert`): same key, same intermediate,
+   * a new validity from now and the SANs asked for now. The old file is replaced atomically.
+   */
+  renewServerCert?: boolean
 }
 
 /**
@@ -135,7 +140,10 @@ export async function ensureControllerPki(dir: string, opts: ControllerPkiOption
   const wantedSans = toSans([opts.hostname, ...opts.extraSans])
   let serverCertPem = await files.read(F.serverCert)
   let serverKey = await files.readKey(F.serverKey)
-  if (!serverCertPem) {
+  if (serverCertPem && !serverKey) throw new Error(`${files.path(F.serverKey)} is missing but ${F.serverCert} exists`)
+  const renewing = serverCertPem !== null && opts.renewServerCert === true
+  if (!serverCertPem || renewing) {
+    // a renewal keeps the key (JWTs the server key signed stay verifiable) and the CA; new validity and SANs
     serverKey ??= await files.createKey(F.serverKey)
     const leafPem = await issueServerCertificate({
       issuer: signer,
@@ -146,12 +154,11 @@ export async function ensureControllerPki(dir: string, opts: ControllerPkiOption
       ...validity(SERVER_TTL_MS),
     })
     serverCertPem = leafPem + intermediateCertPem
-    await files.write(F.serverCert, serverCertPem, CERT_MODE)
-  } else if (!serverKey) {
-    throw new Error(`${files.path(F.serverKey)} is missing but ${F.serverCert} exists`)
+    await files.write(F.serverCert, serverCertPem, CERT_MODE, renewing)
   }
   const serverLeafPem = files.leafPem(F.serverCert, serverCertPem)
   const server = files.parseCert(F.serverCert, serverLeafPem)
+  if (!serverKey) throw new Error(`${files.path(F.serverKey)} is missing but ${F.serverCert} exists`)
   await files.assertKeyMatches(F.serverKey, serverKey.key, F.serverCert, serverLeafPem)
   await files.assertChain(F.serverCert, serverLeafPem, [intermediateCertPem], rootCertPem, now)
 
@@ -285,9 +292,10 @@ class PkiFiles {
   }
 
   /** Writes a new file atomically (temp file, fsync, rename) with `mode`; refuses to replace an existing file. */
-  async write(name: string, content: string, mode: number): Promise<void> {
+  /** Writes `name` through a temporary file renamed into place; an existing file is an error unless `replace`. */
+  async write(name: string, content: string, mode: number, replace = false): Promise<void> {
     const target = this.path(name)
-    if ((await this.read(name)) !== null) throw new Error(`${target} appeared while the PKI was being created`)
+    if (!replace && (await this.read(name)) !== null) throw new Error(`${target} appeared while the PKI was being created`)
     const temp = `${target}.${Buffer.from(crypto.getRandomValues(new Uint8Array(6))).toString('hex')}.tmp`
     const handle = await open(temp, 'wx', mode)
     try {

@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { FakeClock } from '../../src/lib/clock.ts'
 import { startServer, type RunningServer, type ServerOptions } from '../../src/server.ts'
 import { checkAnswer, specCheckTally } from './spec-check.ts'
+import { LogSecretWatch } from './log-secrets.ts'
 
 export const ADMIN = { username: 'admin', password: 'admin-pass-1' } as const
 
@@ -72,17 +73,25 @@ export interface TestServer {
 }
 
 export async function startTestServer(opts: Partial<ServerOptions> = {}): Promise<TestServer> {
+  const secretWatch = new LogSecretWatch()
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'edgeplane-test-'))
   const clock = (opts.clock as FakeClock | undefined) ?? new FakeClock(Date.parse('2026-01-01T00:00:00Z'))
   const serverOpts: ServerOptions = {
     port: 0,
     adminUsername: ADMIN.username,
     adminPassword: ADMIN.password,
-    log: () => {},
     cloneMessages: true,
+    // API tests make hundreds of deliberate failed logins from one address on a clock that stands still; the
+    // throttle's own tests (test/api/ops-rate-limits.api.test.ts) turn it on
+    loginThrottle: { enabled: false },
     ...opts,
     dataDir,
     clock,
+    // the log is kept and searched for the secrets this test handled (log-secrets.ts); a test's own log sees it too
+    log: (line) => {
+      secretWatch.lines.push(line)
+      opts.log?.(line)
+    },
   }
   let server = await startServer(serverOpts)
   const caPem = server.pki.root.certPem
@@ -99,6 +108,7 @@ export async function startTestServer(opts: Partial<ServerOptions> = {}): Promis
         body = JSON.stringify(o.body)
         headers['content-type'] ??= 'application/json'
       }
+      secretWatch.noteRequest(o.body)
       const res = await fetch(`${server.url}${prefix}${path}`, {
         method,
         headers,
@@ -112,6 +122,7 @@ export async function startTestServer(opts: Partial<ServerOptions> = {}): Promis
       } catch {
         parsed = undefined
       }
+      secretWatch.noteAnswer(res.headers, parsed)
       if (o.offSpec !== undefined) specCheckTally.recordOffSpec(o.offSpec)
       else {
         checkAnswer({ method, url: prefix + path, status: res.status, contentType: res.headers.get('content-type'), text, body: parsed })
@@ -155,6 +166,7 @@ export async function startTestServer(opts: Partial<ServerOptions> = {}): Promis
 
   t.restart = async () => {
     await server.stop()
+    secretWatch.assertClean()
     server = await startServer(serverOpts)
     t.server = server
     t.url = server.url
@@ -163,6 +175,7 @@ export async function startTestServer(opts: Partial<ServerOptions> = {}): Promis
   t.stop = async () => {
     await server.stop()
     if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true })
+    secretWatch.assertClean()
   }
   return t as TestServer
 }

@@ -48,6 +48,8 @@ export interface ActorBehavior<S, M extends { type: string }, R extends Record<M
 
 interface Envelope<M> {
   msg: M
+  /** performance.now() when the message was queued (health: a mailbox whose oldest message waits long is stuck). */
+  queuedAt: number
   resolve: (v: unknown) => void
   reject: (e: unknown) => void
 }
@@ -61,15 +63,36 @@ export interface ActorSystemDeps {
   failStop: (err: unknown) => void
   /** Round-trip every message through structuredClone, to prove messages are plain data (tests). */
   cloneMessages?: boolean
+  /** Told the time of every handler run and every commit (metrics); absent = nobody listens. */
+  observer?: ActorObserver
+}
+
+/** What the runtime reports for metrics: durations in milliseconds. */
+export interface ActorObserver {
+  handled(actor: string, ms: number): void
+  committed(ms: number): void
+}
+
+/** What health checks and metrics read of a mailbox. */
+export interface MailboxView {
+  readonly name: string
+  /** Messages queued, the one being handled included. */
+  mailboxDepth(): number
+  /** How long the oldest queued message has waited, in ms (0 when the mailbox is empty). */
+  oldestWaitMs(): number
 }
 
 /**
  * A running actor: `ask` queues a message and resolves after its writes are durable. `V` is what `snapshot()` shows
  * readers: the aggregate's read interface, which its state class implements (without the state's mutators).
  */
-export class Actor<S extends V, M extends { type: string }, R extends Record<M['type'], unknown>, E = unknown, V = Readonly<S>> {
+export class Actor<S extends V, M extends { type: string }, R extends Record<M['type'], unknown>, E = unknown, V = Readonly<S>>
+  implements MailboxView
+{
   private readonly queue: Envelope<M>[] = []
   private running = false
+  /** The message being handled (out of the queue, not yet answered by its handler). */
+  private current: Envelope<M> | undefined
   private stopped = false
   private readonly inflight = new Set<Promise<unknown>>()
 
@@ -89,9 +112,18 @@ export class Actor<S extends V, M extends { type: string }, R extends Record<M['
     if (this.stopped) return Promise.reject(new Error(`actor ${this.name} is stopped`))
     const m = this.deps.cloneMessages ? structuredClone(msg) : msg
     return new Promise((resolve, reject) => {
-      this.queue.push({ msg: m, resolve: resolve as (v: unknown) => void, reject })
+      this.queue.push({ msg: m, queuedAt: performance.now(), resolve: resolve as (v: unknown) => void, reject })
       if (!this.running) void this.drain()
     })
+  }
+
+  mailboxDepth(): number {
+    return this.queue.length + (this.current ? 1 : 0)
+  }
+
+  oldestWaitMs(): number {
+    const oldest = this.current ?? this.queue[0]
+    return oldest ? performance.now() - oldest.queuedAt : 0
   }
 
   /** Fire and forget; failures are logged. */
@@ -113,7 +145,9 @@ export class Actor<S extends V, M extends { type: string }, R extends Record<M['
     try {
       while (this.queue.length > 0) {
         const env = this.queue.shift()!
+        this.current = env
         const tx = new Tx<E>(this.behavior.owner, this.deps.clock.now())
+        const startedAt = performance.now()
         let reply: unknown
         try {
           const r = this.behavior.handle(this.state, env.msg, tx)
@@ -121,14 +155,21 @@ export class Actor<S extends V, M extends { type: string }, R extends Record<M['
         } catch (e) {
           env.reject(e)
           continue
+        } finally {
+          this.current = undefined
+          this.deps.observer?.handled(this.name, performance.now() - startedAt)
         }
         for (const ev of tx.events) this.deps.bus.publish(ev)
         if (tx.ops.length === 0) {
           env.resolve(reply)
           continue
         }
+        const commitStartedAt = performance.now()
         const p = this.deps.store.commit(tx.ops).then(
-          () => env.resolve(reply),
+          () => {
+            this.deps.observer?.committed(performance.now() - commitStartedAt)
+            env.resolve(reply)
+          },
           (err) => {
             env.reject(err)
             this.deps.failStop(err)

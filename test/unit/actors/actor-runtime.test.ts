@@ -118,3 +118,28 @@ describe('Actor', () => {
     await expect(rogue.ask({ type: 'put', key: 'x', value: 'y' })).rejects.toBeInstanceOf(TypeError)
   })
 })
+
+describe('what health checks and metrics read (issue 12, part G)', () => {
+  it('case=mailbox depth counts the message being handled; the oldest wait grows while it runs; the observer hears handler and commit times', async () => {
+    const heard: string[] = []
+    const observed = new Actor('observed', { order: [], values: new Map() }, behavior, {
+      store,
+      bus,
+      clock: new FakeClock(0),
+      failStop: (e) => {
+        throw e
+      },
+      observer: { handled: (name, ms) => heard.push(`handled ${name} ${ms >= 0}`), committed: (ms) => heard.push(`committed ${ms >= 0}`) },
+    })
+    expect([observed.mailboxDepth(), observed.oldestWaitMs()]).toEqual([0, 0])
+    const slow = observed.ask({ type: 'slow', key: 's' })
+    const put = observed.ask({ type: 'put', key: 'p', value: 'v' })
+    expect(observed.mailboxDepth()).toBe(2)
+    await Bun.sleep(2)
+    expect(observed.oldestWaitMs()).toBeGreaterThan(0)
+    await Promise.all([slow, put])
+    expect(observed.mailboxDepth()).toBe(0)
+    expect(heard).toEqual(['handled observed true', 'handled observed true', 'committed true'])
+    await observed.stop()
+  })
+})

@@ -98,3 +98,34 @@ describe('resolveConfig', () => {
     })
   }
 })
+
+describe('operations settings (issue 12, part G)', () => {
+  it('case=log level and metrics address: flag, then environment, then file; default info and none', () => {
+    expect(resolveConfig({}, {})).toMatchObject({ logLevel: 'info', metricsListen: undefined })
+    const cfg = file('ops.yml', 'logLevel: warn\nmetricsListen: 127.0.0.1:9090\n')
+    expect(resolveConfig({ config: cfg }, {})).toMatchObject({ logLevel: 'warn', metricsListen: { host: '127.0.0.1', port: 9090 } })
+    expect(resolveConfig({ config: cfg }, { EDGEPLANE_LOG_LEVEL: 'error', EDGEPLANE_METRICS_LISTEN: '[::1]:9100' })).toMatchObject({
+      logLevel: 'error',
+      metricsListen: { host: '::1', port: 9100 },
+    })
+    expect(resolveConfig({ config: cfg, logLevel: 'debug' }, { EDGEPLANE_LOG_LEVEL: 'error' }).logLevel).toBe('debug')
+    expect(() => resolveConfig({ logLevel: 'verbose' }, {})).toThrow("log level 'verbose' is not one of debug, info, warn, error")
+    expect(() => resolveConfig({ metricsListen: 'nowhere' }, {})).toThrow(ConfigError)
+  })
+
+  it('case=rate limits from the file: durations parsed, bounds checked, unknown keys refused', () => {
+    const cfg = file(
+      'limits.yml',
+      'authRateLimiter: {minSize: 10, maxSize: 20}\ncommandRateLimiter: {queueSize: 50}\nloginThrottle: {freeFailures: 3, baseDelay: 2s, maxDelay: 5m, forgetAfter: 1h}\n',
+    )
+    const c = resolveConfig({ config: cfg }, {})
+    expect(c.authRateLimiter).toEqual({ minSize: 10, maxSize: 20 })
+    expect(c.commandRateLimiter).toEqual({ queueSize: 50 })
+    expect(c.loginThrottle).toEqual({ enabled: undefined, freeFailures: 3, baseDelayMs: 2_000, maxDelayMs: 300_000, forgetAfterMs: 3_600_000 })
+    expect(() => resolveConfig({ config: file('w.yml', 'authRateLimiter: {minSize: 4}\n') }, {})).toThrow(ConfigError)
+    expect(() => resolveConfig({ config: file('x.yml', 'authRateLimiter: {maxSize: 1001}\n') }, {})).toThrow(ConfigError)
+    expect(() => resolveConfig({ config: file('y.yml', 'authRateLimiter: {minSize: 30, maxSize: 20}\n') }, {})).toThrow('minSize 30 is larger than maxSize 20')
+    expect(() => resolveConfig({ config: file('z.yml', 'loginThrottle: {baseDelay: soon}\n') }, {})).toThrow('loginThrottle.baseDelay')
+    expect(() => resolveConfig({ config: file('u.yml', 'commandRateLimiter: {size: 5}\n') }, {})).toThrow(ConfigError)
+  })
+})

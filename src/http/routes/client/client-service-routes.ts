@@ -36,6 +36,8 @@ export interface ClientServiceDeps {
   clock: Clock
   startedAt: number
   posture: PostureEvaluator
+  /** Told the number of services each service list could show its caller (metrics); absent = nobody listens. */
+  listed?: (count: number) => void
 }
 
 /**
@@ -116,8 +118,12 @@ export function clientServiceRoutes(deps: ClientServiceDeps): RouteDef[] {
         const key = `${session.id}\n${types.join('\n')}\n${JSON.stringify(ctx.query)}`
         const stamp = [g.version, deps.reads.version(), ...deps.posture.inputsOf(session)]
         const kept = answers.get(key, stamp)
-        if (kept) return okBytes(kept)
+        if (kept) {
+          deps.listed?.(deps.reads.servicesOfIdentity(identityId).length)
+          return okBytes(kept)
+        }
         const ids = deps.reads.servicesOfIdentity(identityId)
+        deps.listed?.(ids.length)
         const { page, result } = selectPage(ctx.query, {
           symbols: SERVICE_SYMBOLS,
           indexed: ['id', 'name'],

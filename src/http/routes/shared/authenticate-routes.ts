@@ -8,6 +8,7 @@ import type { Clock } from '../../../lib/clock.ts'
 import type { AuthMethodRegistry } from '../../../flows/authenticate/auth-method.ts'
 import { openApiSession, pendingAuthQueries } from '../../../flows/authenticate/auth-api-session.ts'
 import type { ExtJwtSecondary } from '../../../flows/authenticate/auth-ext-jwt.ts'
+import type { AuthGate } from '../../../flows/authenticate/auth-gate.ts'
 import { AuthenticateBody, AuthenticateQuery } from '../../../../schemas/authenticator.ts'
 import { CurrentApiSessionDetail } from '../../../../schemas/api-session.ts'
 import { ok, okEmpty } from '../../http-envelope.ts'
@@ -23,6 +24,8 @@ export interface AuthenticateRouteDeps {
   timeoutMs: number
   authMethods: AuthMethodRegistry
   extJwtSecondary?: ExtJwtSecondary
+  /** The failed-login throttle and the concurrency window every API-session creation passes. */
+  gate: AuthGate
 }
 
 export function authenticateRoutes(deps: AuthenticateRouteDeps): RouteDef[] {
@@ -35,8 +38,11 @@ export function authenticateRoutes(deps: AuthenticateRouteDeps): RouteDef[] {
         const method = deps.authMethods.resolve(ctx.query.method)
         const input = { ...ctx.body, header: (name: string) => ctx.request.headers.get(name) }
         const peer = peerOf(ctx.request)
-        const primary = await method.authenticate(input, peer)
-        const { session, token, authQueries } = await openApiSession(deps, method, primary, input, peer, changeOf(ctx))
+        const attempt = { source: peer.remoteAddress, username: method.kind === 'updb' ? ctx.body.username : undefined }
+        const { session, token, authQueries } = await deps.gate.run(method.method, attempt, async () => {
+          const primary = await method.authenticate(input, peer)
+          return openApiSession(deps, method, primary, input, peer, changeOf(ctx))
+        })
         const identity = deps.identities.snapshot().identity(session.identityId)
         const detail = toCurrentApiSessionDetail(session, identity, deps.timeoutMs, token, authQueries)
         return ok(detail, {

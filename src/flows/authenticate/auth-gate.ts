@@ -1,0 +1,69 @@
+/**
+ * What every API-session creation passes through before and after its method runs: the failed-login throttle
+ * (auth-throttle.ts), then the adaptive concurrency window (auth-rate-window.ts); afterwards the outcome is counted
+ * (throttle, window, the `logins` metric). Refusals are 429 SERVER_TOO_MANY_REQUESTS; the throttle's carries
+ * Retry-After (the window's does not, as the real controller's).
+ */
+import { ApiError } from '../../errors/api-error.ts'
+import { AdaptiveWindow, type AuthWindowSettings } from './auth-rate-window.ts'
+import { LoginThrottle, type LoginAttempt, type LoginThrottleSettings } from './auth-throttle.ts'
+
+/** How a login ended, for the metrics: success, wrong credentials, a refused request, throttled, server error. */
+export type LoginOutcome = 'success' | 'failure' | 'invalid' | 'throttled' | 'error'
+
+export interface AuthGateDeps {
+  window: AuthWindowSettings
+  throttle: LoginThrottleSettings
+  /** Monotonic ms for the window; the controller's clock (fake in tests) for the throttle. */
+  monotonicNow: () => number
+  clockNow: () => number
+  /** Whether a username is an admin's (only asked when the window is full). */
+  isAdminUsername: (username: string) => boolean
+  /** Told every outcome (metrics). */
+  outcome?: (method: string, outcome: LoginOutcome) => void
+}
+
+export interface AuthGate {
+  /** Runs one authentication `fn` of `method` for `attempt` behind the throttle and the window. */
+  run<T>(method: string, attempt: LoginAttempt, fn: () => Promise<T>): Promise<T>
+  readonly window: AdaptiveWindow
+}
+
+/** The status of an error as the app will render it (anything not an ApiError is a 500). */
+function statusOf(e: unknown): number {
+  return e instanceof ApiError ? e.status : 500
+}
+
+export function createAuthGate(deps: AuthGateDeps): AuthGate {
+  const window = new AdaptiveWindow(deps.window, deps.monotonicNow)
+  const throttle = new LoginThrottle(deps.throttle, deps.clockNow)
+  const tell = (method: string, o: LoginOutcome) => deps.outcome?.(method, o)
+  return {
+    window,
+    async run(method, attempt, fn) {
+      const waitMs = throttle.waitMs(attempt)
+      if (waitMs > 0) {
+        tell(method, 'throttled')
+        throw new ApiError('SERVER_TOO_MANY_REQUESTS', { headers: { 'retry-after': String(Math.ceil(waitMs / 1000)) } })
+      }
+      const entry = window.tryEnter(() => attempt.username !== undefined && deps.isAdminUsername(attempt.username))
+      if (!entry) {
+        tell(method, 'throttled')
+        throw new ApiError('SERVER_TOO_MANY_REQUESTS')
+      }
+      try {
+        const out = await fn()
+        entry.leave({ failed: false })
+        throttle.succeeded(attempt)
+        tell(method, 'success')
+        return out
+      } catch (e) {
+        const status = statusOf(e)
+        entry.leave({ failed: status >= 500 })
+        if (status === 401) throttle.failed(attempt)
+        tell(method, status === 401 ? 'failure' : status >= 500 ? 'error' : 'invalid')
+        throw e
+      }
+    },
+  }
+}

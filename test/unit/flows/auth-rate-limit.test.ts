@@ -1,0 +1,184 @@
+// The authentication gate's parts: the adaptive concurrency window (AIMD, admin bypass once per 10 s), the failed-login
+// throttle (exponential delay per address and per username, decay, known sources, bounded memory) and the gate that
+// answers 429 SERVER_TOO_MANY_REQUESTS and reports each outcome. Issue 12, part G.
+import { describe, expect, it } from 'bun:test'
+import { AdaptiveWindow, AUTH_WINDOW_DEFAULTS, type AuthWindowSettings } from '../../../src/flows/authenticate/auth-rate-window.ts'
+import { LOGIN_THROTTLE_DEFAULTS, LoginThrottle } from '../../../src/flows/authenticate/auth-throttle.ts'
+import { createAuthGate, type LoginOutcome } from '../../../src/flows/authenticate/auth-gate.ts'
+import { ApiError } from '../../../src/errors/api-error.ts'
+import { BoundedMap } from '../../../src/lib/bounded-map.ts'
+import { codeOfAsync } from '../../support/api-error-code.ts'
+
+const clockAt = (start = 0) => {
+  const c = { t: start, now: () => c.t }
+  return c
+}
+const window = (over: Partial<AuthWindowSettings>, now: () => number) => new AdaptiveWindow({ ...AUTH_WINDOW_DEFAULTS, ...over }, now)
+const notAdmin = () => false
+
+describe('AdaptiveWindow', () => {
+  it('case=starts at maxSize and refuses the authentication beyond it', () => {
+    const c = clockAt()
+    const w = window({ minSize: 5, maxSize: 6 }, c.now)
+    const entries = Array.from({ length: 6 }, () => w.tryEnter(notAdmin))
+    expect(entries.every((e) => e !== undefined)).toBe(true)
+    expect(w.tryEnter(notAdmin)).toBeUndefined()
+    entries[0]!.leave({ failed: false })
+    expect(w.tryEnter(notAdmin)).toBeDefined()
+  })
+
+  it('case=shrinks by 10 % on a server failure or a slow authentication, never below minSize', () => {
+    const c = clockAt()
+    const w = window({ minSize: 5, maxSize: 10, slowMs: 1000 }, c.now)
+    w.tryEnter(notAdmin)!.leave({ failed: true })
+    expect(w.currentSize).toBeCloseTo(9)
+    const slow = w.tryEnter(notAdmin)!
+    c.t += 1001
+    slow.leave({ failed: false })
+    expect(w.currentSize).toBeCloseTo(8.1)
+    for (let i = 0; i < 50; i++) w.tryEnter(notAdmin)!.leave({ failed: true })
+    expect(w.currentSize).toBe(5)
+  })
+
+  it('case=grows by 1/size per completion in time, up to maxSize', () => {
+    const c = clockAt()
+    const w = window({ minSize: 5, maxSize: 7 }, c.now)
+    for (let i = 0; i < 3; i++) w.tryEnter(notAdmin)!.leave({ failed: true })
+    const shrunk = w.currentSize
+    w.tryEnter(notAdmin)!.leave({ failed: false })
+    expect(w.currentSize).toBeCloseTo(shrunk + 1 / shrunk)
+    for (let i = 0; i < 100; i++) w.tryEnter(notAdmin)!.leave({ failed: false })
+    expect(w.currentSize).toBe(7)
+  })
+
+  it('case=a full window lets an admin through at most once per 10 s; leave twice counts once', () => {
+    const c = clockAt()
+    const w = window({ minSize: 5, maxSize: 5 }, c.now)
+    for (let i = 0; i < 5; i++) w.tryEnter(notAdmin)
+    expect(w.tryEnter(() => true)).toBeDefined()
+    expect(w.tryEnter(() => true)).toBeUndefined()
+    c.t += 9_999
+    expect(w.tryEnter(() => true)).toBeUndefined()
+    c.t += 1
+    const bypass = w.tryEnter(() => true)!
+    expect(w.inFlight).toBe(7)
+    bypass.leave({ failed: false })
+    bypass.leave({ failed: false })
+    expect(w.inFlight).toBe(6)
+  })
+
+  it('case=disabled, it admits everyone', () => {
+    const w = window({ enabled: false, minSize: 5, maxSize: 5 }, clockAt().now)
+    for (let i = 0; i < 20; i++) expect(w.tryEnter(notAdmin)).toBeDefined()
+  })
+})
+
+describe('LoginThrottle', () => {
+  const settings = { ...LOGIN_THROTTLE_DEFAULTS, freeFailures: 2, baseDelayMs: 1000, maxDelayMs: 8000, forgetAfterMs: 60_000 }
+
+  it('case=delays double after the free failures, up to the cap', () => {
+    const t = new LoginThrottle(settings, clockAt().now)
+    expect([0, 1, 2, 3, 4, 5, 6, 7].map((n) => t.delayAfter(n))).toEqual([0, 0, 0, 1000, 2000, 4000, 8000, 8000])
+    expect(t.delayAfter(1e9)).toBe(8000)
+  })
+
+  it('case=an address waits after its failures, counted from the last one, whatever username it tries', () => {
+    const c = clockAt()
+    const t = new LoginThrottle(settings, c.now)
+    for (const username of ['a', 'b', 'c']) t.failed({ source: '10.0.0.1', username })
+    expect(t.waitMs({ source: '10.0.0.1', username: 'd' })).toBe(1000)
+    expect(t.waitMs({ source: '10.0.0.2', username: 'd' })).toBe(0)
+    c.t += 400
+    expect(t.waitMs({ source: '10.0.0.1' })).toBe(600)
+    c.t += 600
+    expect(t.waitMs({ source: '10.0.0.1' })).toBe(0)
+  })
+
+  it('case=a username guessed from many addresses waits, but not from an address that logged in as it before', () => {
+    const c = clockAt()
+    const t = new LoginThrottle(settings, c.now)
+    t.succeeded({ source: '192.168.1.5', username: 'alice' })
+    for (let i = 0; i < 5; i++) t.failed({ source: `10.0.0.${i}`, username: 'alice' })
+    expect(t.waitMs({ source: '10.0.0.99', username: 'alice' })).toBe(4000)
+    expect(t.waitMs({ source: '192.168.1.5', username: 'alice' })).toBe(0)
+    // a new address of the real user waits at most the cap
+    for (let i = 0; i < 20; i++) t.failed({ source: `10.1.0.${i}`, username: 'alice' })
+    expect(t.waitMs({ source: '172.16.0.1', username: 'alice' })).toBe(8000)
+  })
+
+  it('case=failures are forgotten after forgetAfterMs without one', () => {
+    const c = clockAt()
+    const t = new LoginThrottle(settings, c.now)
+    for (let i = 0; i < 6; i++) t.failed({ source: 's', username: 'u' })
+    c.t += 60_001
+    expect(t.waitMs({ source: 's', username: 'u' })).toBe(0)
+    t.failed({ source: 's', username: 'u' })
+    expect(t.waitMs({ source: 's', username: 'u' })).toBe(0)
+  })
+
+  it('case=memory stays bounded: the least recent keys go first', () => {
+    const t = new LoginThrottle({ ...settings, maxEntries: 3, freeFailures: 0 }, clockAt().now)
+    for (let i = 0; i < 100; i++) t.failed({ source: `s${i}`, username: `u${i}` })
+    expect(t.waitMs({ source: 's0' })).toBe(0)
+    expect(t.waitMs({ source: 's99' })).toBe(1000)
+    const m = new BoundedMap<string, number>(2)
+    m.set('a', 1)
+    m.set('b', 2)
+    m.set('a', 3)
+    m.set('c', 4)
+    expect([m.get('a'), m.get('b'), m.get('c'), m.size]).toEqual([3, undefined, 4, 2])
+  })
+
+  it('case=disabled, it never delays', () => {
+    const t = new LoginThrottle({ ...settings, enabled: false }, clockAt().now)
+    for (let i = 0; i < 20; i++) t.failed({ source: 's', username: 'u' })
+    expect(t.waitMs({ source: 's', username: 'u' })).toBe(0)
+  })
+})
+
+describe('createAuthGate', () => {
+  const gate = (outcomes: string[], c = clockAt()) =>
+    createAuthGate({
+      window: { ...AUTH_WINDOW_DEFAULTS, minSize: 5, maxSize: 5 },
+      throttle: { ...LOGIN_THROTTLE_DEFAULTS, freeFailures: 1 },
+      monotonicNow: c.now,
+      clockNow: c.now,
+      isAdminUsername: (u) => u === 'admin',
+      outcome: (method: string, o: LoginOutcome) => outcomes.push(`${method}:${o}`),
+    })
+  const refuse = (code: 'INVALID_AUTH' | 'COULD_NOT_VALIDATE') => () => Promise.reject(new ApiError(code))
+
+  it('case=counts wrong credentials toward the throttle and answers 429 with Retry-After once it applies', async () => {
+    const outcomes: string[] = []
+    const g = gate(outcomes)
+    const attempt = { source: '10.0.0.1', username: 'bob' }
+    for (let i = 0; i < 2; i++) expect(await codeOfAsync(g.run('password', attempt, refuse('INVALID_AUTH')))).toBe('401 INVALID_AUTH')
+    const refused = await g.run('password', attempt, () => Promise.resolve('never')).catch((e: ApiError) => e)
+    expect(refused).toBeInstanceOf(ApiError)
+    expect((refused as ApiError).code).toBe('SERVER_TOO_MANY_REQUESTS')
+    expect((refused as ApiError).headers).toEqual({ 'retry-after': '1' })
+    // a malformed request is not a failed guess
+    expect(await codeOfAsync(g.run('password', { source: '10.0.0.2', username: 'x' }, refuse('COULD_NOT_VALIDATE')))).toBe('400 COULD_NOT_VALIDATE')
+    expect(await codeOfAsync(g.run('password', { source: '10.0.0.2', username: 'x' }, refuse('COULD_NOT_VALIDATE')))).toBe('400 COULD_NOT_VALIDATE')
+    expect(await g.run('cert', { source: '10.0.0.2' }, () => Promise.resolve('ok'))).toBe('ok')
+    expect(outcomes).toEqual(['password:failure', 'password:failure', 'password:throttled', 'password:invalid', 'password:invalid', 'cert:success'])
+  })
+
+  it('case=a full window answers 429 without Retry-After; a server error shrinks it; an admin passes once', async () => {
+    const outcomes: string[] = []
+    const g = gate(outcomes)
+    const held: (() => void)[] = []
+    const running = Array.from({ length: 5 }, (_, i) =>
+      g.run('password', { source: `s${i}`, username: `u${i}` }, () => new Promise<string>((r) => held.push(() => r('ok')))),
+    )
+    const refused = await g.run('password', { source: 'x', username: 'u' }, () => Promise.resolve('never')).catch((e: ApiError) => e)
+    expect((refused as ApiError).code).toBe('SERVER_TOO_MANY_REQUESTS')
+    expect((refused as ApiError).headers).toBeUndefined()
+    expect(await g.run('password', { source: 'x', username: 'admin' }, () => Promise.resolve('admin in'))).toBe('admin in')
+    for (const release of held) release()
+    expect(await Promise.all(running)).toEqual(['ok', 'ok', 'ok', 'ok', 'ok'])
+    await g.run('password', { source: 'y' }, () => Promise.reject(new Error('boom'))).catch(() => {})
+    expect(g.window.currentSize).toBe(5)
+    expect(outcomes.filter((o) => o === 'password:error')).toHaveLength(1)
+  })
+})
