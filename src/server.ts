@@ -9,6 +9,7 @@ import { systemClock, type Clock } from './lib/clock.ts'
 import { DEFAULTS, defaultAdvertise, formatHostPort, type HostPort } from './config/config.ts'
 import { newCuid } from './lib/ids.ts'
 import { openStore } from './store/store-env.ts'
+import { copyStore, readStoreCopy } from './store/store-copy.ts'
 import { EventBus } from './actors/runtime/event-bus.ts'
 import type { ActorSystemDeps } from './actors/runtime/actor-runtime.ts'
 import { startIdentityActor, type IdentityActor } from './actors/identity/identity-actor.ts'
@@ -80,6 +81,9 @@ import { externalJwtSignerRoutes } from './http/routes/shared/external-jwt-signe
 import { mfaRoutes } from './http/routes/shared/current-identity-mfa-routes.ts'
 import { createMfaFlows } from './flows/authenticate/auth-mfa.ts'
 import { VERSION, BUILD_DATE, REVISION } from './version.ts'
+import { databaseRoutes } from './http/routes/management/database-routes.ts'
+import { createDatabaseSnapshots } from './flows/integrity/database-snapshot.ts'
+import { createIntegrityRunner } from './flows/integrity/integrity-run.ts'
 
 /** Request bodies larger than this are refused with 413. */
 export const MAX_BODY_BYTES = 1024 * 1024
@@ -111,6 +115,8 @@ export interface ServerOptions {
   enforceEveryMs?: number
   /** The least time between two fetches of a signer's JWKS endpoint for an unknown kid (default 5 s; tests: 0). */
   jwksCooldownMs?: number
+  /** Where database snapshots go (`POST /database/snapshot`, the integrity fix); default: the data directory. */
+  snapshotDir?: string
 }
 
 export interface RunningServer {
@@ -273,6 +279,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const certExtension = createCertExtension({ identities, ca, clock, ownCas, trustDomain })
   const sessionCertificates = createSessionCertificates({ sessions, ca, ownCas, trustDomain })
   const resolver = createSessionResolver({ identities, sessions, clock, timeoutMs, extJwtSecondary })
+  const copyTo = (destPath: string) => copyStore(store, destPath)
+  const snapshots = createDatabaseSnapshots({ dbPath: store.path, copyStore: copyTo, clock, dir: opts.snapshotDir })
+  const integrity = createIntegrityRunner({
+    dbPath: store.path, copyStore: copyTo, readCopy: readStoreCopy, identities, sessions, graph, ca, policyIndex: policyResolver.index, snapshots, clock,
+  })
   const routes: RouteDef[] = []
   const graphRouteDeps = { graph, identities, sessions, reads, clock, posture: postureEvaluator }
   routes.push(
@@ -311,6 +322,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...postureCheckRoutes({ ...graphRouteDeps, startedAt }),
     ...postureResponseRoutes({ graph, reads, posture, evaluator: postureEvaluator, clock }),
     ...identityPostureRoutes({ identities, sessions, posture }),
+    ...databaseRoutes({ snapshots, integrity }),
   )
   const caCertsBody = buildCertsOnlyPkcs7(ownCas)
   const cacerts = () =>
@@ -359,6 +371,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       if (stopped) return
       stopped = true
       await listener.close()
+      await integrity.idle()
       clearInterval(enforcer)
       policyResolver.stop()
       postureData.stop()

@@ -25,6 +25,11 @@ export interface Store {
   db(name: SubDbName): Database<unknown, string>
   /** Applies the ops in one LMDB transaction; resolves once it is durably committed. */
   commit(ops: readonly WriteOp[]): Promise<void>
+  /**
+   * Writes a consistent, compacted copy of the whole environment to the file `destPath` (LMDB copies from one read
+   * transaction on its own thread: writers go on meanwhile). Use `copyStore` (store-copy.ts), which makes it private.
+   */
+  backup(destPath: string): Promise<void>
   close(): Promise<void>
 }
 
@@ -100,6 +105,9 @@ export async function openStore(dataDir: string, opts: OpenStoreOptions = {}): P
           else db(op.db).put(op.key, op.value)
         }
       })
+    },
+    backup(destPath) {
+      return env.backup(destPath, true)
     },
     async close() {
       await env.flushed
