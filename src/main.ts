@@ -28,6 +28,7 @@ Flags of 'run' (flag, then environment variable, then config file key, then defa
                                                            key: advertise      EDGEPLANE_ADVERTISE        default: the listen address (localhost for 0.0.0.0 or ::)
   --enrollment-duration DUR  how long an enrollment token is valid  key: enrollmentDuration  EDGEPLANE_ENROLLMENT_DURATION  default 180m (minimum 5m)
   --totp-issuer NAME      issuer shown by authenticator apps for MFA  key: totpIssuer  EDGEPLANE_TOTP_ISSUER  default openziti.io
+  --snapshot-dir DIR      where database snapshots go      key: snapshotDir    EDGEPLANE_SNAPSHOT_DIR     default: the data directory
 The admin settings are used only when the data directory is new.
 
 Flags of 'validate-router-config':
@@ -53,6 +54,7 @@ async function run(argv: string[]): Promise<number> {
         advertise: { type: 'string' },
         'enrollment-duration': { type: 'string' },
         'totp-issuer': { type: 'string' },
+        'snapshot-dir': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -77,6 +79,7 @@ async function run(argv: string[]): Promise<number> {
     advertise: values.advertise as string | undefined,
     enrollmentDuration: values['enrollment-duration'] as string | undefined,
     totpIssuer: values['totp-issuer'] as string | undefined,
+    snapshotDir: values['snapshot-dir'] as string | undefined,
   }
   let config
   try {
@@ -100,6 +103,7 @@ async function run(argv: string[]): Promise<number> {
     advertise: config.advertise,
     enrollmentDurationMs: config.enrollmentDurationMs,
     totpIssuer: config.totpIssuer,
+    snapshotDir: config.snapshotDir,
   })
   // handlers first, then the announcement: a supervisor may signal as soon as it reads the line
   const stopped = new Promise<void>((resolve) => {

@@ -23,6 +23,7 @@ export const ConfigFileSchema = Type.Object(
     advertise: Type.Optional(Type.String({ minLength: 1 })),
     enrollmentDuration: Type.Optional(Type.String({ minLength: 1 })),
     totpIssuer: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    snapshotDir: Type.Optional(Type.String({ minLength: 1 })),
   },
   { additionalProperties: false },
 )
@@ -44,6 +45,8 @@ export interface Config {
   enrollmentDurationMs: number
   /** The issuer of TOTP provisioning URLs: what authenticator apps show above the code. */
   totpIssuer: string
+  /** Where database snapshots go (`POST /database/snapshot`, the integrity fix); unset = the data directory. */
+  snapshotDir?: string
 }
 
 export interface HostPort {
@@ -81,6 +84,7 @@ export interface ConfigFlags {
   advertise?: string
   enrollmentDuration?: string
   totpIssuer?: string
+  snapshotDir?: string
 }
 
 export class ConfigError extends Error {}
@@ -159,6 +163,7 @@ export function resolveConfig(flags: ConfigFlags, env: Record<string, string | u
   const advertiseText = flags.advertise ?? env.EDGEPLANE_ADVERTISE ?? file.advertise
   const totpIssuer = flags.totpIssuer ?? env.EDGEPLANE_TOTP_ISSUER ?? file.totpIssuer ?? DEFAULTS.totpIssuer
   if (totpIssuer.trim() === '' || totpIssuer.length > 255) throw new ConfigError('TOTP issuer must be 1 to 255 characters')
+  const snapshotDir = flags.snapshotDir ?? env.EDGEPLANE_SNAPSHOT_DIR ?? file.snapshotDir
   return {
     dataDir: resolve(data),
     listenHost: listen.host,
@@ -171,5 +176,6 @@ export function resolveConfig(flags: ConfigFlags, env: Record<string, string | u
     advertise: advertiseText !== undefined ? parseListen(advertiseText, 'advertise') : undefined,
     enrollmentDurationMs,
     totpIssuer,
+    snapshotDir: snapshotDir ? resolve(snapshotDir) : undefined,
   }
 }
