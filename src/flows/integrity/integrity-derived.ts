@@ -49,6 +49,22 @@ function lookups<T extends Versioned>(
   }
 }
 
+/** Checks that the role attribute index holds every record the actor holds as stored under each of its attributes. */
+function roleIndex<T extends Versioned & { roleAttributes: readonly string[] | null }>(
+  db: RecordTable,
+  stored: ReadonlyMap<string, T>,
+  live: (id: string) => T | undefined,
+  idsWithRole: (attr: string) => ReadonlySet<string>,
+  out: Finding[],
+): void {
+  for (const rec of stored.values()) {
+    if (live(rec.id)?.updatedAt !== rec.updatedAt) continue
+    for (const attr of rec.roleAttributes ?? []) {
+      if (!idsWithRole(attr).has(rec.id)) out.push({ description: `the role attribute index of ${db} does not hold ${rec.id} under '${attr}': ${RESTART}` })
+    }
+  }
+}
+
 const byName = <T extends Versioned & { name: string }>(table: ReadTable<T>) => ({
   what: 'name',
   of: (t: T) => t.name,
@@ -65,12 +81,7 @@ export function checkDerived(live: DerivedSources, r: StoredRecords): Finding[] 
     { what: 'name', of: (i) => i.name, find: (v) => ids.identity(ids.identityIdByName(v) ?? '') },
     { what: 'externalId', of: (i) => i.externalId, find: (v) => ids.identityByExternalId(v) },
   ], out)
-  for (const i of r.identities.values()) {
-    if (ids.identity(i.id)?.updatedAt !== i.updatedAt) continue
-    for (const attr of i.roleAttributes ?? []) {
-      if (!ids.idsWithRole(attr).has(i.id)) out.push({ description: `the role attribute index of identities does not hold ${i.id} under '${attr}': ${RESTART}` })
-    }
-  }
+  roleIndex('identities', r.identities, (id) => ids.identity(id), (a) => ids.idsWithRole(a), out)
   lookups('authenticators', r.authenticators, (id) => ids.authenticators.get(id), [
     { what: 'username', of: (a) => (a.method === 'updb' ? a.username : null), find: (v) => ids.updbByUsername(v) },
     { what: 'certificate fingerprint', of: (a) => (a.method === 'cert' ? a.fingerprint : null), find: (v) => ids.certByFingerprintOf(v) },
@@ -81,6 +92,9 @@ export function checkDerived(live: DerivedSources, r: StoredRecords): Finding[] 
   lookups('config-types', r['config-types'], (id) => g.configTypes.get(id), [byName(g.configTypes)], out)
   lookups('configs', r.configs, (id) => g.configs.get(id), [byName(g.configs)], out)
   lookups('services', r.services, (id) => g.services.get(id), [byName(g.services)], out)
+  roleIndex('services', r.services, (id) => g.services.get(id), (a) => g.services.idsWithRole(a), out)
+  roleIndex('routers', new Map([...r.routers].filter(([, x]) => x.isEdge)), (id) => g.edgeRouters.get(id), (a) => g.edgeRouters.idsWithRole(a), out)
+  roleIndex('posture-checks', r['posture-checks'], (id) => g.postureChecks.get(id), (a) => g.postureChecks.idsWithRole(a), out)
   lookups('routers', r.routers, (id) => g.routers.get(id), [
     byName(g.routers),
     { what: 'certificate fingerprint', of: (x) => x.fingerprint, find: (v) => g.routerOfFingerprint(v) },
