@@ -149,10 +149,12 @@ describe('damage done behind the actors\' backs', () => {
     rmSync(join(dataDir, `${snapshots[0]}-lock`), { force: true })
   })
 
-  it('stays fixed across a restart (the repairs were written through)', async () => {
+  it('stays fixed across a restart (the repairs were written through); a second fix changes nothing', async () => {
     await srv.restart()
     const data = await run('check')
     expect(data.results.map((x) => x.description)).toEqual([expect.stringContaining(duplicateName())])
+    const second = await run('fix')
+    expect(second.results).toEqual([{ description: expect.stringContaining(duplicateName()), fixed: false }])
   })
 })
 

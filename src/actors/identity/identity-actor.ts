@@ -213,23 +213,27 @@ const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, Ident
 /** Applies one integrity repair; false when there was nothing (left) to change. */
 function repair(state: IdentityState, r: IdentityRepair, tx: Tx<IdentityEvent>): boolean {
   switch (r.kind) {
+    // the identity's existence is re-checked here (a finding may be older than the latest writes); a third-party CA's
+    // is not this actor's to know: a record naming one is removed as found
     case 'authenticator.remove': {
       const a = state.authenticators.get(r.id)
-      if (a) removeAuthenticator(state, a, tx)
-      return a !== undefined
+      if (!a || (state.identity(a.identityId) && !a.caId)) return false
+      removeAuthenticator(state, a, tx)
+      return true
     }
     case 'enrollment.remove': {
-      if (!state.enrollments.has(r.id)) return false
+      const e = state.enrollments.get(r.id)
+      if (!e || (state.identity(e.identityId) && !e.caId)) return false
       state.removeEnrollment(r.id)
       tx.remove('enrollments', r.id)
       return true
     }
     case 'mfa.remove':
-      return removeMfa(state, tx, r.identityId)
+      return !state.identity(r.identityId) && removeMfa(state, tx, r.identityId)
     case 'authFailures.remove': {
-      const had = state.authFailuresOf(r.identityId) > 0
+      if (state.identity(r.identityId) || state.authFailuresOf(r.identityId) === 0) return false
       setAuthFailures(state, tx, r.identityId, 0)
-      return had
+      return true
     }
     case 'identity.resetAuthPolicy': {
       const prev = state.identity(r.id)
