@@ -3,7 +3,7 @@
 // LMDB handle on the stopped server's data directory, the server starts on it, a check finds each kind of damage, a
 // fix repairs what is repairable (after writing a snapshot), and a second check finds only what cannot be repaired.
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { open } from 'lmdb'
@@ -76,6 +76,8 @@ describe('data integrity results before any run', () => {
 
 describe('a check of a healthy database', () => {
   it('finds nothing, with start and end times', async () => {
+    // as a process stopped in the middle of a check leaves it
+    writeFileSync(join(dataDir, 'integrity-check-1.mdb'), 'partial copy')
     const data = await run('check')
     expect(data.results).toEqual([])
     expect(data.error).toBe('')
@@ -83,7 +85,7 @@ describe('a check of a healthy database', () => {
     const res = await srv.mgmt.get('/database/data-integrity-results')
     expect(Date.parse(res.body.data.startTime)).toBe(srv.clock.now())
     expect(Date.parse(res.body.data.endTime)).toBe(srv.clock.now())
-    // the check's temporary copy is gone
+    // the check's temporary copy is gone, and the one left behind
     expect(readdirSync(dataDir).filter((f) => f.startsWith('integrity-check-'))).toEqual([])
   })
 })

@@ -12,7 +12,7 @@
  * Failure story: a repair message refused or a commit failing leaves the findings not fixed (reported so); what was
  * committed before stays, and a second run finds only what is left. A crash mid-fix leaves the snapshot to go back to.
  */
-import { rmSync } from 'node:fs'
+import { readdirSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { ApiError, isApiError } from '../../errors/api-error.ts'
 import type { Clock } from '../../lib/clock.ts'
@@ -65,6 +65,9 @@ export interface IntegrityRunner {
   idle(): Promise<void>
 }
 
+/** The check's temporary copy of the store, beside it: `integrity-check-<ms>.mdb` (removed when the check has read it). */
+const CHECK_COPY_PREFIX = 'integrity-check-'
+
 const SYSTEM: ChangeContext = { author: 'system', source: 'system' }
 
 export function createIntegrityRunner(deps: IntegrityDeps): IntegrityRunner {
@@ -95,7 +98,10 @@ export function createIntegrityRunner(deps: IntegrityDeps): IntegrityRunner {
 
 /** One run: the findings, and for a fix whether each was fixed. */
 export async function runIntegrity(deps: IntegrityDeps, fix: boolean): Promise<{ findings: Finding[]; fixed: boolean[] }> {
-  const copyPath = fix ? await deps.snapshots.write() : join(dirname(deps.dbPath), `integrity-check-${deps.clock.now()}.mdb`)
+  const dir = dirname(deps.dbPath)
+  // a check's copy left by a process that stopped mid-run goes first
+  for (const f of readdirSync(dir)) if (f.startsWith(CHECK_COPY_PREFIX)) rmSync(join(dir, f), { force: true })
+  const copyPath = fix ? await deps.snapshots.write() : join(dir, `${CHECK_COPY_PREFIX}${deps.clock.now()}.mdb`)
   let records: StoredRecords
   try {
     if (!fix) await deps.copyStore(copyPath)
