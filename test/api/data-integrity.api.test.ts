@@ -103,6 +103,9 @@ describe('damage done behind the actors\' backs', () => {
       db('auth-failures').putSync('ghost', 3)
       const session = [...db('api-sessions').getRange()][0]!.value
       db('api-sessions').putSync('f'.repeat(64), { ...session, id: 'ghost-session', tokenHash: 'f'.repeat(64), identityId: 'ghost' })
+      // not even loaded at start (their API session is gone): only the stored records are damaged
+      db('sessions').putSync('ghost-ss', { id: 'ghost-ss', apiSessionId: 'no-api-session', identityId: ids.kept, serviceId: ids.service, type: 'Dial' })
+      db('api-session-certs').putSync('ghost-cert', { id: 'ghost-cert', apiSessionId: 'no-api-session', identityId: ids.kept, fingerprint: 'ab'.repeat(20) })
       db('configs').removeSync(ids.config)
       db('service-config-overrides').putSync(`${ids.kept}/no-service/${ids.type}`, { identityId: ids.kept, serviceId: 'no-service', configId: 'no-config' })
     })
@@ -118,6 +121,8 @@ describe('damage done behind the actors\' backs', () => {
     expect(only(r, `identities lost-policy references auth-policies no-such-policy`)).toHaveLength(1)
     expect(only(r, `api-sessions ghost-session references identities ghost`)).toHaveLength(1)
     expect(only(r, `service-policies ${ids.policy} references identities @${ids.gone} (identityRoles)`)).toHaveLength(1)
+    expect(only(r, 'sessions ghost-ss references api-sessions no-api-session')).toHaveLength(1)
+    expect(only(r, 'api-session-certs ghost-cert references api-sessions no-api-session')).toHaveLength(1)
     expect(only(r, `services ${ids.service} references configs ${ids.config}`)).toHaveLength(1)
     expect(only(r, `service-config-overrides ${ids.kept}/no-service/${ids.type} references services no-service`)).toHaveLength(1)
     // the name index holds one of the two: not a finding of its own (the duplicate is)
@@ -137,6 +142,8 @@ describe('damage done behind the actors\' backs', () => {
     expect(byFix(`services ${ids.service}`)).toEqual([true])
     expect(byFix('api-sessions ghost-session')).toEqual([true])
     expect(byFix('identities lost-policy')).toEqual([true])
+    expect(byFix('sessions ghost-ss')).toEqual([true])
+    expect(byFix('api-session-certs ghost-cert')).toEqual([true])
 
     const again = await run('check')
     expect(again.results).toEqual([{ description: `${duplicateName()}, which must be unique: unable to fix automatically`, fixed: false }])

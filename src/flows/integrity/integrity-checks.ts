@@ -8,16 +8,12 @@
  */
 import type { IdentityRepair } from '../../actors/identity/identity-messages.ts'
 import type { GraphRepair } from '../../actors/policy-graph/policy-graph-messages.ts'
+import type { SessionRepair } from '../../actors/session-registry/session-registry-messages.ts'
 import { ROLE_FIELDS } from '../../actors/policy-graph/policy-graph-state.ts'
 import { splitRoles } from '../../domain/policy/policy-roles.ts'
 import type { EntityKind, PolicyKind } from '../../domain/policy/policy-types.ts'
 import type { RecordTable, RecordTypes, StoredRecords } from '../../domain/integrity/integrity-records.ts'
 
-/** Session registry repairs: done with its ordinary (idempotent or not-found) removals. */
-export type SessionRepair =
-  | { kind: 'apiSessions.removeForIdentity'; identityId: string }
-  | { kind: 'session.remove'; id: string }
-  | { kind: 'apiSessionCert.remove'; id: string; apiSessionId: string }
 
 export type Repair =
   | { actor: 'identity'; repair: IdentityRepair }

@@ -14,7 +14,7 @@
  */
 import { readdirSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { ApiError, isApiError } from '../../errors/api-error.ts'
+import { ApiError } from '../../errors/api-error.ts'
 import type { Clock } from '../../lib/clock.ts'
 import type { ChangeContext } from '../../actors/runtime/actor-runtime.ts'
 import type { IdentityActor } from '../../actors/identity/identity-actor.ts'
@@ -115,7 +115,7 @@ export async function runIntegrity(deps: IntegrityDeps, fix: boolean): Promise<{
   return { findings, fixed: fix ? await repair(deps, findings) : findings.map(() => false) }
 }
 
-/** Sends every actor its repairs in one message; a finding is fixed when its actor accepted them. */
+/** Sends every owning actor its repairs in one message; a finding is fixed when its actor committed them. */
 async function repair(deps: IntegrityDeps, findings: readonly Finding[]): Promise<boolean[]> {
   const of = <A extends Repair['actor']>(actor: A) =>
     findings.flatMap((f) => (f.repair?.actor === actor ? [f.repair.repair] : [])) as Extract<Repair, { actor: A }>['repair'][]
@@ -128,34 +128,11 @@ async function repair(deps: IntegrityDeps, findings: readonly Finding[]): Promis
       done.set(actor, false)
     }
   }
-  const identityRepairs = of('identity')
-  const graphRepairs = of('policy-graph')
-  if (identityRepairs.length > 0) await settle('identity', () => deps.identities.ask({ type: 'integrity.repair', repairs: identityRepairs, change: SYSTEM }))
-  if (graphRepairs.length > 0) await settle('policy-graph', () => deps.graph.ask({ type: 'integrity.repair', repairs: graphRepairs, change: SYSTEM }))
-  const sessionResults = await Promise.all(of('session-registry').map((r) => repairSession(deps.sessions, r)))
-  let s = 0
-  return findings.map((f) => {
-    if (!f.repair) return false
-    if (f.repair.actor === 'session-registry') return sessionResults[s++]!
-    return done.get(f.repair.actor) ?? false
-  })
-}
-
-/** The session registry's removals; one already gone (404) counts as done. */
-async function repairSession(sessions: SessionRegistryActor, r: Extract<Repair, { actor: 'session-registry' }>['repair']): Promise<boolean> {
-  try {
-    switch (r.kind) {
-      case 'apiSessions.removeForIdentity':
-        await sessions.ask({ type: 'apiSession.deleteForIdentity', identityId: r.identityId, reason: 'identity-deleted', change: SYSTEM })
-        return true
-      case 'session.remove':
-        await sessions.ask({ type: 'session.deleteMany', ids: [r.id], change: SYSTEM })
-        return true
-      case 'apiSessionCert.remove':
-        await sessions.ask({ type: 'apiSessionCert.delete', id: r.id, apiSessionId: r.apiSessionId, change: SYSTEM })
-        return true
-    }
-  } catch (e) {
-    return isApiError(e) && e.code === 'NOT_FOUND'
-  }
+  const sends: [Repair['actor'], () => Promise<unknown>][] = [
+    ['identity', () => deps.identities.ask({ type: 'integrity.repair', repairs: of('identity'), change: SYSTEM })],
+    ['policy-graph', () => deps.graph.ask({ type: 'integrity.repair', repairs: of('policy-graph'), change: SYSTEM })],
+    ['session-registry', () => deps.sessions.ask({ type: 'integrity.repair', repairs: of('session-registry'), change: SYSTEM })],
+  ]
+  for (const [actor, send] of sends) if (findings.some((f) => f.repair?.actor === actor)) await settle(actor, send)
+  return findings.map((f) => (f.repair ? (done.get(f.repair.actor) ?? false) : false))
 }
