@@ -29,9 +29,12 @@ export function* indexEntitiesOf(s: Omit<IndexSources, 'policies'>): Iterable<In
   for (const c of s.postureChecks) yield { kind: 'posture-check', id: c.id, roleAttributes: c.roleAttributes }
 }
 
-/** A new index holding `entities` and `policies`, loaded in the order given (policies first when asked). */
-export function buildPolicyIndex(entities: Iterable<IndexEntity>, policies: Iterable<IndexPolicy>, policiesFirst = false): PolicyIndex {
-  const ix = new PolicyIndex()
+/**
+ * An index holding `entities` and `policies`, loaded in the order given (policies first when asked): a new one, or
+ * `into` with them added (a rebuild in slices).
+ */
+export function buildPolicyIndex(entities: Iterable<IndexEntity>, policies: Iterable<IndexPolicy>, policiesFirst = false, into?: PolicyIndex): PolicyIndex {
+  const ix = into ?? new PolicyIndex()
   const loadEntities = () => {
     for (const e of entities) ix.putEntity(e.kind, e.id, e.roleAttributes, null)
   }
@@ -46,20 +49,29 @@ export function buildPolicyIndex(entities: Iterable<IndexEntity>, policies: Iter
  * differs (entity classes per kind, attributes in use, `@id` references), naming up to `max` differing classes.
  */
 export function comparePolicyIndexes(maintained: Pick<PolicyIndex, 'dump'>, rebuilt: Pick<PolicyIndex, 'dump'>, max = 5): string[] {
-  const a = maintained.dump() as Record<string, unknown>
-  const b = rebuilt.dump() as Record<string, unknown>
+  return comparePolicyDumps(maintained.dump(), rebuilt.dump(), max)
+}
+
+/** `comparePolicyIndexes` over dumps taken earlier (`PolicyIndex.dump`). */
+export function comparePolicyDumps(maintained: unknown, rebuilt: unknown, max = 5): string[] {
+  const a = maintained as Record<string, unknown>
+  const b = rebuilt as Record<string, unknown>
   const out: string[] = []
   for (const part of new Set([...Object.keys(a), ...Object.keys(b)])) {
-    if (JSON.stringify(a[part]) === JSON.stringify(b[part])) continue
-    const classes = differingClasses(a[part], b[part]).slice(0, max)
-    out.push(`policy index: ${part} differs from the index rebuilt from the stored records${classes.length > 0 ? ` (classes ${classes.join(', ')})` : ''}`)
+    const [x, y] = [a[part], b[part]]
+    // class lists compare class by class (each class's text once), the rest as a whole
+    const classes = Array.isArray(x) && Array.isArray(y) && isClassList(x) && isClassList(y) ? differingClasses(x, y) : undefined
+    if (classes ? classes.length === 0 : JSON.stringify(x) === JSON.stringify(y)) continue
+    const named = (classes ?? []).slice(0, max)
+    out.push(`policy index: ${part} differs from the index rebuilt from the stored records${named.length > 0 ? ` (classes ${named.join(', ')})` : ''}`)
   }
   return out
 }
 
+const isClassList = (xs: unknown[]) => xs.every((c) => typeof c === 'object' && c !== null && 'key' in c)
+
 /** Keys of the entity classes that are in one dump and not equal in the other. */
-function differingClasses(x: unknown, y: unknown): string[] {
-  if (!Array.isArray(x) || !Array.isArray(y)) return []
+function differingClasses(x: unknown[], y: unknown[]): string[] {
   const keyed = (xs: unknown[]) => new Map(xs.map((c) => [String((c as { key: string }).key), JSON.stringify(c)]))
   const [mx, my] = [keyed(x), keyed(y)]
   return [...new Set([...mx.keys(), ...my.keys()])].filter((k) => mx.get(k) !== my.get(k)).map((k) => JSON.stringify(k))

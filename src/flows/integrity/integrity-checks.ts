@@ -49,12 +49,17 @@ const NAMED: readonly RecordTable[] = [
   'service-edge-router-policies', 'posture-checks', 'cas', 'external-jwt-signers',
 ]
 
+/** One piece of checking work: at most one pass over one table. A caller may pause between steps. */
+export type CheckStep = () => void
+
+/** The checks over stored records as steps that add their findings to `out`. */
+export function storedRecordSteps(r: StoredRecords, out: Finding[]): CheckStep[] {
+  return [...uniquenessSteps(r, out), () => checkIdentityReferences(r, out), () => checkSessionReferences(r, out), () => checkGraphReferences(r, out)]
+}
+
 export function checkStoredRecords(r: StoredRecords): Finding[] {
   const out: Finding[] = []
-  checkUniqueness(r, out)
-  checkIdentityReferences(r, out)
-  checkSessionReferences(r, out)
-  checkGraphReferences(r, out)
+  for (const step of storedRecordSteps(r, out)) step()
   return out
 }
 
@@ -73,18 +78,20 @@ function unique<K extends RecordTable>(r: StoredRecords, db: K, field: string, v
   }
 }
 
-function checkUniqueness(r: StoredRecords, out: Finding[]): void {
-  for (const db of NAMED) unique(r, db, 'name', (rec) => (rec as { name?: string }).name, out)
-  unique(r, 'identities', 'externalId', (i) => i.externalId, out)
-  unique(r, 'authenticators', 'username', (a) => (a.method === 'updb' ? a.username : null), out)
-  unique(r, 'authenticators', 'certificate fingerprint', (a) => (a.method === 'cert' ? a.fingerprint : null), out)
-  unique(r, 'enrollments', 'token', (e) => e.token, out)
-  unique(r, 'routers', 'certificate fingerprint', (x) => x.fingerprint, out)
-  unique(r, 'routers', 'enrollment token', (x) => x.enrollment?.token, out)
-  unique(r, 'api-session-certs', 'fingerprint', (c) => c.fingerprint, out)
-  unique(r, 'external-jwt-signers', 'kid', (s) => s.kid, out)
-  unique(r, 'external-jwt-signers', 'issuer', (s) => s.issuer, out)
-  unique(r, 'cas', 'certificate fingerprint', (c) => c.fingerprint, out)
+function uniquenessSteps(r: StoredRecords, out: Finding[]): CheckStep[] {
+  return [
+    ...NAMED.map((db) => () => unique(r, db, 'name', (rec) => (rec as { name?: string }).name, out)),
+    () => unique(r, 'identities', 'externalId', (i) => i.externalId, out),
+    () => unique(r, 'authenticators', 'username', (a) => (a.method === 'updb' ? a.username : null), out),
+    () => unique(r, 'authenticators', 'certificate fingerprint', (a) => (a.method === 'cert' ? a.fingerprint : null), out),
+    () => unique(r, 'enrollments', 'token', (e) => e.token, out),
+    () => unique(r, 'routers', 'certificate fingerprint', (x) => x.fingerprint, out),
+    () => unique(r, 'routers', 'enrollment token', (x) => x.enrollment?.token, out),
+    () => unique(r, 'api-session-certs', 'fingerprint', (c) => c.fingerprint, out),
+    () => unique(r, 'external-jwt-signers', 'kid', (s) => s.kid, out),
+    () => unique(r, 'external-jwt-signers', 'issuer', (s) => s.issuer, out),
+    () => unique(r, 'cas', 'certificate fingerprint', (c) => c.fingerprint, out),
+  ]
 }
 
 const missing = (db: string, id: string, field: string, target: string, value: string) =>

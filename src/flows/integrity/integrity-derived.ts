@@ -10,9 +10,9 @@ import type { PolicyGraphReads } from '../../domain/policy/graph-reads.ts'
 import type { ThirdPartyCaReads } from '../../domain/ca/ca-reads.ts'
 import type { ExternalJwtSignerReads } from '../../domain/ca/ca-jwt-signer-types.ts'
 import type { ReadTable } from '../../lib/entity-table.ts'
-import type { PolicyIndex } from '../../domain/policy/policy-index.ts'
-import { buildPolicyIndex, comparePolicyIndexes, indexEntitiesOf } from '../../domain/policy/policy-index-check.ts'
-import type { Finding } from './integrity-checks.ts'
+import { PolicyIndex } from '../../domain/policy/policy-index.ts'
+import { buildPolicyIndex, comparePolicyDumps, indexEntitiesOf } from '../../domain/policy/policy-index-check.ts'
+import type { CheckStep, Finding } from './integrity-checks.ts'
 import type { RecordTable, StoredRecords } from '../../domain/integrity/integrity-records.ts'
 
 export interface DerivedSources {
@@ -74,60 +74,74 @@ const byName = <T extends Versioned & { name: string }>(table: ReadTable<T>) => 
   },
 })
 
-export function checkDerived(live: DerivedSources, r: StoredRecords): Finding[] {
-  const out: Finding[] = []
+/** The comparisons of derived structures as steps (one table's lookups each) that add their findings to `out`. */
+export function derivedSteps(live: DerivedSources, r: StoredRecords, out: Finding[]): CheckStep[] {
+  const steps: CheckStep[] = []
   const ids = live.identities
-  lookups('identities', r.identities, (id) => ids.identity(id), [
+  steps.push(() => lookups('identities', r.identities, (id) => ids.identity(id), [
     { what: 'name', of: (i) => i.name, find: (v) => ids.identity(ids.identityIdByName(v) ?? '') },
     { what: 'externalId', of: (i) => i.externalId, find: (v) => ids.identityByExternalId(v) },
-  ], out)
-  roleIndex('identities', r.identities, (id) => ids.identity(id), (a) => ids.idsWithRole(a), out)
-  lookups('authenticators', r.authenticators, (id) => ids.authenticators.get(id), [
+  ], out))
+  steps.push(() => roleIndex('identities', r.identities, (id) => ids.identity(id), (a) => ids.idsWithRole(a), out))
+  steps.push(() => lookups('authenticators', r.authenticators, (id) => ids.authenticators.get(id), [
     { what: 'username', of: (a) => (a.method === 'updb' ? a.username : null), find: (v) => ids.updbByUsername(v) },
     { what: 'certificate fingerprint', of: (a) => (a.method === 'cert' ? a.fingerprint : null), find: (v) => ids.certByFingerprintOf(v) },
-  ], out)
-  lookups('enrollments', r.enrollments, (id) => ids.enrollments.get(id), [{ what: 'token', of: (e) => e.token, find: (v) => ids.enrollmentOfToken(v) }], out)
-  lookups('auth-policies', r['auth-policies'], (id) => ids.authPolicies.get(id), [byName(ids.authPolicies)], out)
+  ], out))
+  steps.push(() => lookups('enrollments', r.enrollments, (id) => ids.enrollments.get(id), [{ what: 'token', of: (e) => e.token, find: (v) => ids.enrollmentOfToken(v) }], out))
+  steps.push(() => lookups('auth-policies', r['auth-policies'], (id) => ids.authPolicies.get(id), [byName(ids.authPolicies)], out))
   const g = live.graph
-  lookups('config-types', r['config-types'], (id) => g.configTypes.get(id), [byName(g.configTypes)], out)
-  lookups('configs', r.configs, (id) => g.configs.get(id), [byName(g.configs)], out)
-  lookups('services', r.services, (id) => g.services.get(id), [byName(g.services)], out)
-  roleIndex('services', r.services, (id) => g.services.get(id), (a) => g.services.idsWithRole(a), out)
-  roleIndex('routers', new Map([...r.routers].filter(([, x]) => x.isEdge)), (id) => g.edgeRouters.get(id), (a) => g.edgeRouters.idsWithRole(a), out)
-  roleIndex('posture-checks', r['posture-checks'], (id) => g.postureChecks.get(id), (a) => g.postureChecks.idsWithRole(a), out)
-  lookups('routers', r.routers, (id) => g.routers.get(id), [
+  steps.push(() => lookups('config-types', r['config-types'], (id) => g.configTypes.get(id), [byName(g.configTypes)], out))
+  steps.push(() => lookups('configs', r.configs, (id) => g.configs.get(id), [byName(g.configs)], out))
+  steps.push(() => lookups('services', r.services, (id) => g.services.get(id), [byName(g.services)], out))
+  steps.push(() => roleIndex('services', r.services, (id) => g.services.get(id), (a) => g.services.idsWithRole(a), out))
+  steps.push(() => roleIndex('routers', new Map([...r.routers].filter(([, x]) => x.isEdge)), (id) => g.edgeRouters.get(id), (a) => g.edgeRouters.idsWithRole(a), out))
+  steps.push(() => roleIndex('posture-checks', r['posture-checks'], (id) => g.postureChecks.get(id), (a) => g.postureChecks.idsWithRole(a), out))
+  steps.push(() => lookups('routers', r.routers, (id) => g.routers.get(id), [
     byName(g.routers),
     { what: 'certificate fingerprint', of: (x) => x.fingerprint, find: (v) => g.routerOfFingerprint(v) },
     { what: 'enrollment token', of: (x) => x.enrollment?.token, find: (v) => g.routerOfEnrollmentToken(v) },
-  ], out)
-  lookups('service-policies', r['service-policies'], (id) => g.servicePolicies.get(id), [byName(g.servicePolicies)], out)
-  lookups('edge-router-policies', r['edge-router-policies'], (id) => g.edgeRouterPolicies.get(id), [byName(g.edgeRouterPolicies)], out)
-  lookups('service-edge-router-policies', r['service-edge-router-policies'], (id) => g.serviceEdgeRouterPolicies.get(id), [byName(g.serviceEdgeRouterPolicies)], out)
-  lookups('posture-checks', r['posture-checks'], (id) => g.postureChecks.get(id), [byName(g.postureChecks)], out)
+  ], out))
+  steps.push(() => lookups('service-policies', r['service-policies'], (id) => g.servicePolicies.get(id), [byName(g.servicePolicies)], out))
+  steps.push(() => lookups('edge-router-policies', r['edge-router-policies'], (id) => g.edgeRouterPolicies.get(id), [byName(g.edgeRouterPolicies)], out))
+  steps.push(() => lookups('service-edge-router-policies', r['service-edge-router-policies'], (id) => g.serviceEdgeRouterPolicies.get(id), [byName(g.serviceEdgeRouterPolicies)], out))
+  steps.push(() => lookups('posture-checks', r['posture-checks'], (id) => g.postureChecks.get(id), [byName(g.postureChecks)], out))
   const ca = live.ca
-  lookups('cas', r.cas, (id) => ca.cas.get(id), [byName(ca.cas), { what: 'certificate fingerprint', of: (c) => c.fingerprint, find: (v) => ca.caByFingerprint(v) }], out)
-  lookups('external-jwt-signers', r['external-jwt-signers'], (id) => ca.jwtSigners.get(id), [
+  steps.push(() => lookups('cas', r.cas, (id) => ca.cas.get(id), [byName(ca.cas), { what: 'certificate fingerprint', of: (c) => c.fingerprint, find: (v) => ca.caByFingerprint(v) }], out))
+  steps.push(() => lookups('external-jwt-signers', r['external-jwt-signers'], (id) => ca.jwtSigners.get(id), [
     byName(ca.jwtSigners),
     { what: 'kid', of: (s) => s.kid, find: (v) => ca.jwtSignerByKid(v) },
     { what: 'issuer', of: (s) => s.issuer, find: (v) => ca.jwtSignerByIssuer(v) },
-  ], out)
-  return out
+  ], out))
+  return steps
 }
 
+/** Entities put into the rebuilt index between two pauses, and policies. */
+const ENTITY_SLICE = 1_000
+const POLICY_SLICE = 20
+
 /**
- * The policy index rebuilt from the actors' current records and compared with the maintained one. Synchronous: the
- * two are compared at one instant, so no write can fall between them.
+ * The policy index rebuilt from the actors' records and compared with the maintained one. The records and the
+ * maintained index's dump are taken at one instant (records are replaced, never changed in place, so the captured
+ * lists stay as they were); the rebuild then goes in slices, `pause` between them, so requests keep being answered.
  */
-export function checkPolicyIndex(live: DerivedSources): Finding[] {
+export async function checkPolicyIndex(live: DerivedSources, pause: () => Promise<void>): Promise<Finding[]> {
   const g = live.graph
-  const rebuilt = buildPolicyIndex(
-    indexEntitiesOf({
-      identities: live.identities.identities.values(),
-      services: g.services.values(),
-      edgeRouters: g.edgeRouters.values(),
-      postureChecks: g.postureChecks.values(),
-    }),
-    g.indexPolicies(),
-  )
-  return comparePolicyIndexes(live.policyIndex, rebuilt).map((d) => ({ description: `${d}: ${RESTART}` }))
+  const entities = [...indexEntitiesOf({
+    identities: live.identities.identities.values(),
+    services: g.services.values(),
+    edgeRouters: g.edgeRouters.values(),
+    postureChecks: g.postureChecks.values(),
+  })]
+  const policies = [...g.indexPolicies()]
+  const maintained = live.policyIndex.dump()
+  const rebuilt = new PolicyIndex()
+  for (let i = 0; i < entities.length; i += ENTITY_SLICE) {
+    buildPolicyIndex(entities.slice(i, i + ENTITY_SLICE), [], false, rebuilt)
+    await pause()
+  }
+  for (let i = 0; i < policies.length; i += POLICY_SLICE) {
+    buildPolicyIndex([], policies.slice(i, i + POLICY_SLICE), false, rebuilt)
+    await pause()
+  }
+  return comparePolicyDumps(maintained, rebuilt.dump()).map((d) => ({ description: `${d}: ${RESTART}` }))
 }

@@ -5,7 +5,8 @@
  * A run reads a copy of the store (store/store-copy.ts, taken by LMDB from one read transaction while writers go on),
  * in slices, so service listings, logins and writes keep being answered; it holds no actor's mailbox. It then checks
  * the stored records (integrity-checks.ts) and the actors' derived in-memory structures against them
- * (integrity-derived.ts; the policy index rebuild is the one synchronous step).
+ * (integrity-derived.ts), one table at a time, and rebuilds the policy index in slices: the event loop answers what
+ * waits between any two pieces of work.
  * The fix writes a database snapshot first (the copy it checks), then sends each owning actor its repairs as one
  * message: the actors stay the only writers, and every repair is idempotent (a record already gone or already right
  * is left alone), so a repeated fix or a write racing the fix does no harm.
@@ -22,8 +23,8 @@ import type { SessionRegistryActor } from '../../actors/session-registry/session
 import type { PolicyGraphActor } from '../../actors/policy-graph/policy-graph-actor.ts'
 import type { CaActor } from '../../actors/ca/ca-actor.ts'
 import type { PolicyIndex } from '../../domain/policy/policy-index.ts'
-import { checkStoredRecords, type Finding, type Repair } from './integrity-checks.ts'
-import { checkDerived, checkPolicyIndex } from './integrity-derived.ts'
+import { storedRecordSteps, type Finding, type Repair } from './integrity-checks.ts'
+import { checkPolicyIndex, derivedSteps } from './integrity-derived.ts'
 import type { StoredRecords } from '../../domain/integrity/integrity-records.ts'
 import type { DatabaseSnapshots } from './database-snapshot.ts'
 
@@ -68,6 +69,9 @@ export interface IntegrityRunner {
 /** The check's temporary copy of the store, beside it: `integrity-check-<ms>.mdb` (removed when the check has read it). */
 const CHECK_COPY_PREFIX = 'integrity-check-'
 
+/** Lets the event loop answer what waits (requests, actors' commits) before the next slice of work. */
+const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolve))
+
 const SYSTEM: ChangeContext = { author: 'system', source: 'system' }
 
 export function createIntegrityRunner(deps: IntegrityDeps): IntegrityRunner {
@@ -111,7 +115,12 @@ export async function runIntegrity(deps: IntegrityDeps, fix: boolean): Promise<{
     if (!fix) rmSync(copyPath, { force: true })
   }
   const live = { identities: deps.identities.snapshot(), graph: deps.graph.snapshot(), ca: deps.ca.snapshot(), policyIndex: deps.policyIndex }
-  const findings = [...checkStoredRecords(records), ...checkDerived(live, records), ...checkPolicyIndex(live)]
+  const findings: Finding[] = []
+  for (const step of [...storedRecordSteps(records, findings), ...derivedSteps(live, records, findings)]) {
+    step()
+    await yieldToRequests()
+  }
+  findings.push(...(await checkPolicyIndex(live, yieldToRequests)))
   return { findings, fixed: fix ? await repair(deps, findings) : findings.map(() => false) }
 }
 
