@@ -1,10 +1,8 @@
 /**
- * The integrity checks: every rule between stored records (names unique per kind, the by-username, by-fingerprint,
- * by-token, by-kid and by-issuer lookups unique, every reference pointing at a record that exists), then the derived
- * in-memory structures of the actors recomputed from the records and compared (name and role-attribute indexes,
- * lookups by username, fingerprint, token, kid and issuer, the policy index rebuilt from scratch).
- * A finding carries the repair that fixes it, or none when it cannot be fixed automatically.
- * Pure over its inputs: `checkStoredRecords` reads only the records; `checkDerived` reads the actors' snapshots.
+ * The integrity checks over stored records: every rule between them (names unique per kind, the by-username,
+ * by-fingerprint, by-token, by-kid and by-issuer values unique, every reference pointing at a record that exists).
+ * A finding carries the repair that fixes it, or none when it cannot be fixed automatically. Pure over the records;
+ * the actors' derived in-memory structures are compared with them in integrity-derived.ts.
  */
 import type { IdentityRepair } from '../../actors/identity/identity-messages.ts'
 import type { GraphRepair } from '../../actors/policy-graph/policy-graph-messages.ts'
