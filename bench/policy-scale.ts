@@ -9,6 +9,7 @@
  *   ordinary one (few), client-side and server-side (the `server-timing: app;dur=` header); the listing both repeated
  *   (answered from the kept bytes) and under a new query each time (rendered anew)
  * - how long after a policy create/delete answers 2xx the identity's service listing reflects it
+ * - how long a data integrity check takes over the loaded scenario, and the service list's latency while it runs
  * - cold start (restart on the same data directory) and resident memory with the scenario loaded
  *
  * bun run bench policy [small|medium|large|many-services|baseline]   (BENCH_SECONDS: time per latency figure)
@@ -468,6 +469,29 @@ export async function runPolicyScale(opts: PolicyScaleOptions): Promise<Row[]> {
     const va = statsOf(vanish, [], 0, 1)
     add('policy create 2xx -> listing shows the service', latency(ap), `${nChanges} changes, max ${ms(ap.max)} ms, listings polled back to back (max ${Math.max(...polls)} polls)`)
     add('policy delete 2xx -> listing drops the service', latency(va), `${nChanges} changes, max ${ms(va.max)} ms`)
+
+    // --- a data integrity check over the loaded scenario, while one client lists its services back to back
+    {
+      const lister = sessions['bench-many']!
+      const t0 = performance.now()
+      await mgmt.must(202, 'POST', '/database/check-data-integrity')
+      const during: number[] = []
+      const duringServer: number[] = []
+      let result: any
+      for (;;) {
+        const l0 = performance.now()
+        const a = await lister.call('GET', '/services?limit=500')
+        during.push(performance.now() - l0)
+        if (a.serverMs !== undefined) duringServer.push(a.serverMs)
+        result = (await mgmt.must(200, 'GET', '/database/data-integrity-results')).data
+        if (!result.inProgress) break
+      }
+      const checkS = (performance.now() - t0) / 1000
+      add('data integrity check (POST -> results not in progress)', `${checkS.toFixed(2)} s`,
+        `${result.results.length} findings${result.error ? `, error ${result.error}` : ''} (target < 5 s at large)`)
+      const ls = statsOf(during, duringServer, 0, 1)
+      addLatency('client GET /services?limit=500, first identity, during the check', ls, `${during.length} lists answered during the check, max ${ms(ls.max)} ms`)
+    }
 
     // --- memory with the scenario loaded, then a cold start on the same data directory
     const loaded = memoryOf(server.pid)

@@ -37,6 +37,7 @@ Flags of 'run' (flag, then environment variable, then config file key, then defa
   --renew-server-cert     issue a new server certificate from the intermediate CA before starting (same CA and key)
 Config file only: authRateLimiter {enabled, minSize 5, maxSize 250}, commandRateLimiter {enabled, queueSize 100},
   loginThrottle {enabled, freeFailures 5, baseDelay 1s, maxDelay 1m, forgetAfter 15m} (see the README).
+  --snapshot-dir DIR      where database snapshots go      key: snapshotDir    EDGEPLANE_SNAPSHOT_DIR     default: the data directory
 The admin settings are used only when the data directory is new.
 
 Flags of 'validate-router-config':
@@ -67,6 +68,7 @@ async function run(argv: string[]): Promise<number> {
         'log-level': { type: 'string' },
         'metrics-listen': { type: 'string' },
         'renew-server-cert': { type: 'boolean' },
+        'snapshot-dir': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -93,6 +95,7 @@ async function run(argv: string[]): Promise<number> {
     totpIssuer: values['totp-issuer'] as string | undefined,
     logLevel: values['log-level'] as string | undefined,
     metricsListen: values['metrics-listen'] as string | undefined,
+    snapshotDir: values['snapshot-dir'] as string | undefined,
   }
   let config
   try {
@@ -122,6 +125,7 @@ async function run(argv: string[]): Promise<number> {
     writeQueue: definedOnly(config.commandRateLimiter),
     loginThrottle: definedOnly(config.loginThrottle),
     renewServerCert: values['renew-server-cert'] === true,
+    snapshotDir: config.snapshotDir,
   })
   // handlers first, then the announcement: a supervisor may signal as soon as it reads the line
   const stopped = new Promise<void>((resolve) => {

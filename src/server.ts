@@ -9,6 +9,7 @@ import { systemClock, type Clock } from './lib/clock.ts'
 import { DEFAULTS, defaultAdvertise, formatHostPort, type HostPort } from './config/config.ts'
 import { newCuid } from './lib/ids.ts'
 import { openStore } from './store/store-env.ts'
+import { copyStore, readStoreCopy } from './store/store-copy.ts'
 import { EventBus } from './actors/runtime/event-bus.ts'
 import type { ActorSystemDeps, MailboxView } from './actors/runtime/actor-runtime.ts'
 import { startIdentityActor, type IdentityActor } from './actors/identity/identity-actor.ts'
@@ -92,6 +93,9 @@ import { certificateVerdict, createHealthChecks } from './http/http-health.ts'
 import { createAuthGate, type AuthGate } from './flows/authenticate/auth-gate.ts'
 import { AUTH_WINDOW_DEFAULTS, type AuthWindowSettings } from './flows/authenticate/auth-rate-window.ts'
 import { LOGIN_THROTTLE_DEFAULTS, type LoginThrottleSettings } from './flows/authenticate/auth-throttle.ts'
+import { databaseRoutes } from './http/routes/management/database-routes.ts'
+import { createDatabaseSnapshots } from './flows/integrity/database-snapshot.ts'
+import { createIntegrityRunner } from './flows/integrity/integrity-run.ts'
 
 /** Request bodies larger than this are refused with 413. */
 export const MAX_BODY_BYTES = 1024 * 1024
@@ -140,6 +144,8 @@ export interface ServerOptions {
   enforceEveryMs?: number
   /** The least time between two fetches of a signer's JWKS endpoint for an unknown kid (default 5 s; tests: 0). */
   jwksCooldownMs?: number
+  /** Where database snapshots go (`POST /database/snapshot`, the integrity fix); default: the data directory. */
+  snapshotDir?: string
 }
 
 export interface RunningServer {
@@ -345,6 +351,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     },
     outcome: controllerMetrics.login,
   })
+  const copyTo = (destPath: string) => copyStore(store, destPath)
+  const snapshots = createDatabaseSnapshots({ dbPath: store.path, copyStore: copyTo, clock, dir: opts.snapshotDir })
+  const integrity = createIntegrityRunner({
+    dbPath: store.path, copyStore: copyTo, readCopy: readStoreCopy, identities, sessions, graph, ca, policyIndex: policyResolver.index, snapshots, clock,
+  })
   const routes: RouteDef[] = []
   const graphRouteDeps = { graph, identities, sessions, reads, clock, posture: postureEvaluator }
   routes.push(
@@ -360,7 +371,6 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...apiSessionRoutes({ identities, sessions }),
     ...summaryRoutes({ identities, sessions, graph, ca }),
     ...edgeplaneStatusRoutes({ clock, startedAt, version: VERSION, revision: REVISION }),
-    // no authentication policy can name a signer until the auth-policy resource lands (issue 11 part B)
     ...externalJwtSignerRoutes({ ca, policiesNaming: (signerId) => policiesNamingSigner(identities.snapshot().authPolicies.values(), signerId) }),
     ...enrollRoutes({ enrollments, routerEnrollments }),
     ...enrollmentRoutes({ identities, enrollments, clock }),
@@ -385,6 +395,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...postureCheckRoutes({ ...graphRouteDeps, startedAt }),
     ...postureResponseRoutes({ graph, reads, posture, evaluator: postureEvaluator, clock }),
     ...identityPostureRoutes({ identities, sessions, posture }),
+    ...databaseRoutes({ snapshots, integrity }),
   )
   const caCertsBody = buildCertsOnlyPkcs7(ownCas)
   const cacerts = () =>
@@ -466,6 +477,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       stopped = true
       await listener.close()
       await metricsServer?.stop(true)
+      await integrity.idle()
       clearInterval(enforcer)
       policyResolver.stop()
       postureData.stop()

@@ -57,6 +57,7 @@ export const ConfigFileSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    snapshotDir: Type.Optional(Type.String({ minLength: 1 })),
   },
   { additionalProperties: false },
 )
@@ -87,6 +88,8 @@ export interface Config {
   commandRateLimiter: { enabled?: boolean; queueSize?: number }
   /** The failed-login throttle, durations in ms (unset members: the defaults). */
   loginThrottle: { enabled?: boolean; freeFailures?: number; baseDelayMs?: number; maxDelayMs?: number; forgetAfterMs?: number }
+  /** Where database snapshots go (`POST /database/snapshot`, the integrity fix); unset = the data directory. */
+  snapshotDir?: string
 }
 
 export interface HostPort {
@@ -127,6 +130,7 @@ export interface ConfigFlags {
   totpIssuer?: string
   logLevel?: string
   metricsListen?: string
+  snapshotDir?: string
 }
 
 export class ConfigError extends Error {}
@@ -217,6 +221,7 @@ export function resolveConfig(flags: ConfigFlags, env: Record<string, string | u
     const text = throttle[key]
     return text === undefined ? undefined : durationSetting(`loginThrottle.${key}`, text, 0, 0)
   }
+  const snapshotDir = flags.snapshotDir ?? env.EDGEPLANE_SNAPSHOT_DIR ?? file.snapshotDir
   return {
     dataDir: resolve(data),
     listenHost: listen.host,
@@ -240,5 +245,6 @@ export function resolveConfig(flags: ConfigFlags, env: Record<string, string | u
       maxDelayMs: throttleMs('maxDelay'),
       forgetAfterMs: throttleMs('forgetAfter'),
     },
+    snapshotDir: snapshotDir ? resolve(snapshotDir) : undefined,
   }
 }

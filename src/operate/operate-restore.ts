@@ -18,6 +18,8 @@ import { SUB_DBS, type SubDbName } from '../store/store-catalogue.ts'
 import { makePrivate, openStore, PRIVATE_DIR_MODE, type Store } from '../store/store-env.ts'
 import { SCHEMA_VERSION } from '../store/store-migrations.ts'
 import { countRecords, schemaVersionOf } from '../store/store-stats.ts'
+import type { StoredRecords } from '../domain/integrity/integrity-records.ts'
+import { checkStoredRecords } from '../flows/integrity/integrity-checks.ts'
 import { ArchiveError, extractArchive, type BackupManifest } from './operate-archive.ts'
 import { PKI_DIR_NAME } from './operate-backup.ts'
 
@@ -74,17 +76,31 @@ export async function restoreDataDir(archiveFile: string, dataDir: string): Prom
   }
 }
 
+/** At most this many findings of the integrity check are named in a refused restore's message. */
+const FINDINGS_SHOWN = 5
+
 /**
- * The consistency check of a restored directory: every record of every sub-database is read and decoded, and the
- * controller PKI loads (each certificate parses, each key matches its certificate, the chain verifies).
- * INTEGRITY CHECK CALL SITE: when the data-integrity check (POST /database/check-data-integrity) is on main, run it
- * here over `store` and throw on any finding, so a restore is refused rather than started with damaged data.
+ * The consistency check of a restored directory: every record of every sub-database is read and decoded, the stored
+ * records pass the data-integrity check's record checks (references between records, unique names and values: what
+ * POST /database/check-data-integrity finds in the store; the derived in-memory indexes are rebuilt at start), and the
+ * controller PKI loads (each certificate parses, each key matches its certificate, the chain verifies). Any finding
+ * refuses the restore rather than start a controller on damaged data.
  */
 export async function checkRestoredData(store: Store, pkiDir: string): Promise<string[]> {
+  const records = {} as Record<SubDbName, Map<string, unknown>>
   for (const name of Object.keys(SUB_DBS) as SubDbName[]) {
+    const table = new Map<string, unknown>()
     for (const { key, value } of store.db(name).getRange()) {
       if (value === undefined || value === null) throw new Error(`sub-db ${name}: record ${String(key)} is empty`)
+      table.set(String(key), value)
     }
+    records[name] = table
+  }
+  const findings = checkStoredRecords(records as StoredRecords)
+  if (findings.length > 0) {
+    const shown = findings.slice(0, FINDINGS_SHOWN).map((f) => f.description).join('; ')
+    const more = findings.length > FINDINGS_SHOWN ? ` and ${findings.length - FINDINGS_SHOWN} more` : ''
+    throw new Error(`the backup's data fails the integrity check (${findings.length} finding${findings.length === 1 ? '' : 's'}): ${shown}${more}`)
   }
   const pki = await ensureControllerPki(pkiDir, { hostname: hostname(), extraSans: [], clock: systemClock })
   if (pki.created.length > 0) throw new Error(`the backup's PKI was incomplete (${pki.created.join(', ')} missing)`)

@@ -28,10 +28,10 @@ export interface Store {
   /** Whether the sub-database exists (a read-only store of an older schema may lack newer ones). */
   has(name: SubDbName): boolean
   /**
-   * Writes a compacted copy of the whole environment, as of one read transaction, to `destPath` (a new file).
-   * Writers go on meanwhile; use `copyStore` (store-copy.ts), which also fixes the copy's mode.
+   * Writes a consistent, compacted copy of the whole environment to the file `destPath` (LMDB copies from one read
+   * transaction on its own thread: writers go on meanwhile). Use `copyStore` (store-copy.ts), which makes it private.
    */
-  copyTo(destPath: string): Promise<void>
+  backup(destPath: string): Promise<void>
   close(): Promise<void>
 }
 
@@ -119,7 +119,6 @@ export async function openStore(dataDir: string, opts: OpenStoreOptions = {}): P
     path,
     db,
     has: (name) => handles.has(name),
-    copyTo: (destPath) => env.backup(destPath, true),
     async commit(ops) {
       if (readOnly) throw new TypeError(`${path} is open read-only`)
       if (ops.length === 0) return
@@ -129,6 +128,9 @@ export async function openStore(dataDir: string, opts: OpenStoreOptions = {}): P
           else db(op.db).put(op.key, op.value)
         }
       })
+    },
+    backup(destPath) {
+      return env.backup(destPath, true)
     },
     async close() {
       await env.flushed

@@ -3,12 +3,13 @@
 // damaged, foreign, newer-schema archives and non-empty targets are refused with nothing left behind; an older
 // schema is migrated on restore. The CLI runs as a child process, as an operator runs it beside the controller.
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { createReadStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { cpSync, createReadStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pipeline } from 'node:stream/promises'
 import { createGunzip } from 'node:zlib'
 import tar from 'tar-stream'
+import { open } from 'lmdb'
 import { expectStatus, startTestServer, type TestServer } from '../support/harness.ts'
 import { extractArchive, writeArchive, type BackupManifest } from '../../src/operate/operate-archive.ts'
 import { openStore } from '../../src/store/store-env.ts'
@@ -187,6 +188,24 @@ describe('edgeplane backup of a stopped directory, and what restore refuses', ()
     } finally {
       await t.stop()
     }
+  }, 30_000)
+
+  it('refuses a backup whose records fail the integrity check (an authenticator of no identity), leaving no target', async () => {
+    const damaged = fresh('damaged-data')
+    cpSync(dataDir, damaged, { recursive: true })
+    const env = open({ path: join(damaged, 'edgeplane.mdb'), encoding: 'json', maxDbs: 64 })
+    const authenticators = env.openDB<Record<string, unknown>, string>({ name: 'authenticators', encoding: 'json' })
+    const some = [...authenticators.getRange({ limit: 1 })][0]
+    await authenticators.put('orphan-authenticator', { ...some.value, id: 'orphan-authenticator', identityId: 'no-such-identity' })
+    await env.close()
+    const damagedArchive = fresh('damaged.tar.gz')
+    expect((await cli(['backup', '--data', damaged, '--out', damagedArchive])).code).toBe(0)
+    const target = fresh('restored-damaged')
+    const r = await cli(['restore', '--from', damagedArchive, '--data', target])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain('fails the integrity check')
+    expect(r.stderr).toContain('no-such-identity')
+    expect(existsSync(target)).toBe(false)
   }, 30_000)
 
   it('status warns of a certificate expiring within 30 days', async () => {

@@ -4,7 +4,7 @@
 // answer is written to a ledger: a 2xx fixes the fact (present/absent, the MFA state, the session valid/ended), a
 // request the kill cut off leaves either outcome possible. After a restart on the same directory every fact must hold,
 // nothing may be half-written (an enrolled identity has its enrollment or its authenticator, never both or neither),
-// and the data must be consistent (see `assertDataConsistent`, where the integrity check plugs in).
+// and the data must be consistent (`assertDataConsistent`: references through the API, then the integrity check).
 import { afterAll, describe, expect, it } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -175,6 +175,19 @@ async function assertDataConsistent(url: string, token: string): Promise<void> {
     for (const r of p.identityRoles as string[]) if (r.startsWith('@') && !identities.has(r.slice(1))) dangling.push(`policy ${p.name} → identity ${r}`)
   }
   expect(dangling).toEqual([])
+  // the data-integrity check over everything stored: references, unique values, the derived indexes
+  expect((await childRequest(url, 'POST', `${M}/database/check-data-integrity`, { token })).status).toBe(202)
+  for (;;) {
+    const res = await childRequest(url, 'GET', `${M}/database/data-integrity-results`, { token })
+    const state = res.body.data as { inProgress: boolean; error: string | null; results: { description: string }[] }
+    if (state.inProgress) {
+      await Bun.sleep(20)
+      continue
+    }
+    expect(state.results.map((r) => r.description)).toEqual([])
+    expect(state.error ?? '').toBe('')
+    return
+  }
 }
 
 describe('kill -9 during a mixed burst from 50 clients', () => {

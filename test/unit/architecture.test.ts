@@ -27,7 +27,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   http: ['lib', 'errors', 'domain', 'actors', 'flows', 'schemas'],
   'router-config': ['lib', 'errors', 'pki', 'schemas'], // pki: --check-files parses and verifies certificates and keys
   server: ['lib', 'errors', 'domain', 'pki', 'auth', 'store', 'actors', 'flows', 'http', 'config', 'version', 'schemas'],
-  operate: ['lib', 'pki', 'store', 'version'], // backup, restore, status: offline on a data directory, or a client
+  operate: ['lib', 'pki', 'store', 'version', 'domain', 'flows'], // backup, restore, status: offline on a data directory, or a client; restore runs the integrity check's record checks
   main: ['lib', 'config', 'server', 'version', 'router-config', 'operate'],
 }
 

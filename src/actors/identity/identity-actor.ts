@@ -26,7 +26,7 @@ import { decideCertExtendable, decideExtendVerify } from '../../domain/identity/
 import { decideNewEnrollment, decideRedeemable } from '../../domain/enrollment/enrollment-decide.ts'
 import { uniqueIdentityName } from '../../domain/ca/ca-claims.ts'
 import type { Enrollment } from '../../domain/enrollment/enrollment-types.ts'
-import type { Authenticator, Identity } from '../../domain/identity/identity-types.ts'
+import { DEFAULT_AUTH_POLICY, type Authenticator, type Identity } from '../../domain/identity/identity-types.ts'
 import {
   decideAuthPolicy,
   decideDeleteAuthPolicy,
@@ -36,7 +36,7 @@ import {
 } from '../../domain/identity/identity-auth-policy.ts'
 import type { Store } from '../../store/store-env.ts'
 import { Actor, type ActorBehavior, type ActorSystemDeps, type Tx } from '../runtime/actor-runtime.ts'
-import type { IdentityEvent, IdentityFields, IdentityMsg, IdentityReplies } from './identity-messages.ts'
+import type { IdentityEvent, IdentityFields, IdentityMsg, IdentityRepair, IdentityReplies } from './identity-messages.ts'
 import { IdentityState } from './identity-state.ts'
 import { handleMfa, removeMfa } from './identity-mfa-apply.ts'
 import type { Mfa } from '../../domain/identity/identity-mfa.ts'
@@ -202,10 +202,62 @@ const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, Ident
       case 'mfa.replaceRecoveryCodes':
       case 'mfa.delete':
         return handleMfa(state, msg, tx)
+      case 'integrity.repair':
+        return msg.repairs.filter((r) => repair(state, r, tx)).length
       default:
         return assertNever(msg, 'identity message')
     }
   },
+}
+
+/** Applies one integrity repair; false when there was nothing (left) to change. */
+function repair(state: IdentityState, r: IdentityRepair, tx: Tx<IdentityEvent>): boolean {
+  switch (r.kind) {
+    // the identity's existence is re-checked here (a finding may be older than the latest writes); a third-party CA's
+    // is not this actor's to know: a record naming one is removed as found
+    case 'authenticator.remove': {
+      const a = state.authenticators.get(r.id)
+      if (!a || (state.identity(a.identityId) && !a.caId)) return false
+      removeAuthenticator(state, a, tx)
+      return true
+    }
+    case 'enrollment.remove': {
+      const e = state.enrollments.get(r.id)
+      if (!e || (state.identity(e.identityId) && !e.caId)) return false
+      state.removeEnrollment(r.id)
+      tx.remove('enrollments', r.id)
+      return true
+    }
+    case 'mfa.remove':
+      return !state.identity(r.identityId) && removeMfa(state, tx, r.identityId)
+    case 'authFailures.remove': {
+      if (state.identity(r.identityId) || state.authFailuresOf(r.identityId) === 0) return false
+      setAuthFailures(state, tx, r.identityId, 0)
+      return true
+    }
+    case 'identity.resetAuthPolicy': {
+      const prev = state.identity(r.id)
+      if (!prev || prev.authPolicyId !== r.authPolicyId || state.authPolicy(r.authPolicyId)) return false
+      putIdentity(state, tx, { ...prev, authPolicyId: DEFAULT_AUTH_POLICY.id, updatedAt: tx.now }, prev)
+      return true
+    }
+    case 'authPolicy.dropSigner': {
+      const prev = state.authPolicy(r.id)
+      if (!prev || state.knownSigner(r.signerId)) return false
+      const allowed = prev.primary.extJwt.allowedSigners
+      const required = prev.secondary.requireExtJwtSigner
+      if (!allowed?.includes(r.signerId) && required !== r.signerId) return false
+      saveAuthPolicy(state, tx, {
+        ...prev,
+        primary: { ...prev.primary, extJwt: { ...prev.primary.extJwt, allowedSigners: allowed ? allowed.filter((s) => s !== r.signerId) : null } },
+        secondary: { ...prev.secondary, requireExtJwtSigner: required === r.signerId ? null : required },
+        updatedAt: tx.now,
+      })
+      return true
+    }
+    default:
+      return assertNever(r, 'identity repair')
+  }
 }
 
 function createIdentity(

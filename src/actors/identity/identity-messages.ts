@@ -158,6 +158,23 @@ export type IdentityMsg =
    * `proof: 'admin'`. `mfaId`, when given, is the record the proof was worked out on. 404 when there is none.
    */
   | { type: 'mfa.delete'; identityId: string; mfaId?: string; proof: MfaProof | 'admin' | null; change: ChangeContext }
+  /** Repairs found by the integrity fix (flows/integrity/integrity-run.ts); the reply counts those that changed something. */
+  | { type: 'integrity.repair'; repairs: IdentityRepair[]; change: ChangeContext }
+
+/**
+ * One repair of the integrity fix. Each is idempotent: a record already gone (or already right) is left as it is.
+ * - `authenticator.remove`, `enrollment.remove`, `mfa.remove`, `authFailures.remove`: a record whose identity (or
+ *   third-party CA) is gone;
+ * - `identity.resetAuthPolicy`: the identity names an auth policy that is gone: it gets the `default` one;
+ * - `authPolicy.dropSigner`: the policy names an external JWT signer that is gone: the name is dropped.
+ */
+export type IdentityRepair =
+  | { kind: 'authenticator.remove'; id: string }
+  | { kind: 'enrollment.remove'; id: string }
+  | { kind: 'mfa.remove'; identityId: string }
+  | { kind: 'authFailures.remove'; identityId: string }
+  | { kind: 'identity.resetAuthPolicy'; id: string; authPolicyId: string }
+  | { kind: 'authPolicy.dropSigner'; id: string; signerId: string }
 
 export interface IdentityReplies {
   'identity.create': { id: string }
@@ -191,6 +208,7 @@ export interface IdentityReplies {
   'mfa.accept': { accepted: boolean }
   'mfa.replaceRecoveryCodes': { accepted: boolean }
   'mfa.delete': { accepted: boolean }
+  'integrity.repair': number
 }
 
 export type IdentityEvent =

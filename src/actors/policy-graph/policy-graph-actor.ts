@@ -3,6 +3,7 @@
  * kinds, per-identity service config overrides and posture checks. Handlers (policy-graph-{configs,routers,policies}.ts) decide with
  * domain/policy checks, then apply synchronously and emit the events the policy resolver consumes.
  */
+import { repairGraph } from './policy-graph-repair.ts'
 import { assertNever } from '../../lib/assert-never.ts'
 import { BUILTIN_CONFIG_SCHEMA, BUILTIN_CONFIG_TYPES } from '../../domain/policy/graph-decide-configs.ts'
 import type {
@@ -116,6 +117,8 @@ function behavior(lookups: PolicyGraphLookups): ActorBehavior<PolicyGraphState, 
           return removeOverrides(ctx, msg.identityId, msg.links)
         case 'identity.removed':
           return identityRemoved(ctx, msg.identityId)
+        case 'integrity.repair':
+          return repairGraph(ctx, msg.repairs)
         case 'postureCheck.create':
           return savePostureCheck(ctx, undefined, msg.input, false)
         case 'postureCheck.update':

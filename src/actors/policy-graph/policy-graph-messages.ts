@@ -18,8 +18,7 @@ import type {
   ServiceEdgeRouterPolicy,
   ServicePolicy,
   Tags,
-  Terminator,
-} from '../../domain/policy/policy-types.ts'
+  Terminator, EntityKind } from '../../domain/policy/policy-types.ts'
 import type { Writable } from '../../lib/deep-readonly.ts'
 import type { PostureCheck } from '../../domain/posture/posture-types.ts'
 import type { PostureCheckKindInput } from '../../domain/posture/posture-decide.ts'
@@ -89,6 +88,21 @@ export type PolicyGraphMsg =
   | { type: 'postureCheck.delete'; id: string; change: ChangeContext }
   /** An identity was deleted: drop its `@id` from policy roles and its overrides. */
   | { type: 'identity.removed'; identityId: string; change: ChangeContext }
+  /** Repairs found by the integrity fix (flows/integrity/integrity-run.ts); the reply counts those that changed something. */
+  | { type: 'integrity.repair'; repairs: GraphRepair[]; change: ChangeContext }
+
+/**
+ * One repair of the integrity fix (idempotent):
+ * - `references.drop`: an entity named by `@id` in policy roles is gone: the roles (and an identity's overrides) go;
+ * - `override.drop`: an override whose identity, service or config is gone;
+ * - `service.dropConfig`: a service names a config that is gone;
+ * - `terminator.drop`: a terminator whose service or router is gone.
+ */
+export type GraphRepair =
+  | { kind: 'references.drop'; entityKind: EntityKind; id: string }
+  | { kind: 'override.drop'; key: string }
+  | { kind: 'service.dropConfig'; serviceId: string; configId: string }
+  | { kind: 'terminator.drop'; id: string }
 
 export interface PolicyGraphReplies {
   'configType.create': { id: string }
@@ -121,6 +135,7 @@ export interface PolicyGraphReplies {
   'overrides.add': void
   'overrides.remove': void
   'identity.removed': void
+  'integrity.repair': number
   'postureCheck.create': { id: string }
   'postureCheck.update': void
   'postureCheck.delete': void

@@ -7,7 +7,8 @@
  */
 import type { Clock } from '../../lib/clock.ts'
 import type { Identity } from '../../domain/identity/identity-types.ts'
-import { PolicyIndex } from '../../domain/policy/policy-index.ts'
+import { buildPolicyIndex, indexEntitiesOf } from '../../domain/policy/policy-index-check.ts'
+import type { PolicyIndex } from '../../domain/policy/policy-index.ts'
 import type { PolicyReads } from '../../domain/policy/policy-reads.ts'
 import type { IndexPolicy, Router, Service } from '../../domain/policy/policy-types.ts'
 import type { EventBus } from '../runtime/event-bus.ts'
@@ -26,6 +27,8 @@ export interface ResolverSources {
 
 export interface PolicyResolver {
   readonly reads: PolicyReads
+  /** The maintained index itself, for the integrity check's comparison with a rebuilt one (read only). */
+  readonly index: Pick<PolicyIndex, 'dump'>
   /** Classes per entity kind (diagnostics, benchmarks). */
   classCounts(): Record<string, number>
   stop(): void
@@ -36,12 +39,7 @@ type Ev<T extends string> = Extract<IdentityEvent | PolicyGraphEvent, { type: T 
 const sameAttrs = (a: readonly string[] | null, b: readonly string[] | null) => (a ?? []).join('\u0000') === (b ?? []).join('\u0000')
 
 export function startPolicyResolver(bus: EventBus, clock: Clock, sources: ResolverSources): PolicyResolver {
-  const index = new PolicyIndex()
-  for (const i of sources.identities) index.putEntity('identity', i.id, i.roleAttributes, null)
-  for (const s of sources.services) index.putEntity('service', s.id, s.roleAttributes, null)
-  for (const r of sources.edgeRouters) index.putEntity('router', r.id, r.roleAttributes, null)
-  for (const c of sources.postureChecks) index.putEntity('posture-check', c.id, c.roleAttributes, null)
-  for (const p of sources.policies) index.putPolicy(p, null)
+  const index = buildPolicyIndex(indexEntitiesOf(sources), sources.policies)
 
   const now = () => clock.now()
   const subs = [
@@ -65,6 +63,7 @@ export function startPolicyResolver(bus: EventBus, clock: Clock, sources: Resolv
   ]
   return {
     reads: index,
+    index,
     classCounts: () => index.classCounts(),
     stop: () => {
       for (const unsub of subs) unsub()

@@ -11,7 +11,7 @@ import type { Store } from '../../store/store-env.ts'
 import { Actor, type ActorBehavior, type ActorSystemDeps, type Tx } from '../runtime/actor-runtime.ts'
 import type { ServiceSession } from '../../domain/session/service-session-types.ts'
 import type { SessionReads } from '../../domain/session/session-reads.ts'
-import type { SessionRegistryEvent, SessionRegistryMsg, SessionRegistryReplies } from './session-registry-messages.ts'
+import type { SessionRegistryEvent, SessionRegistryMsg, SessionRegistryReplies, SessionRepair } from './session-registry-messages.ts'
 import { SessionRegistryState } from './session-registry-state.ts'
 
 export type SessionRegistryActor = Actor<SessionRegistryState, SessionRegistryMsg, SessionRegistryReplies, SessionRegistryEvent, SessionReads>
@@ -35,6 +35,31 @@ function behavior(timeoutMs: number): ActorBehavior<SessionRegistryState, Sessio
   const removeSessionCertificate = (state: SessionRegistryState, c: ApiSessionCertificate, tx: Tx<SessionRegistryEvent>) => {
     state.removeSessionCertificate(c)
     tx.remove('api-session-certs', c.id)
+  }
+  // the identity's and service's existence are not this actor's to know: a finding naming them is trusted; the API
+  // session's is re-checked (a finding may be older than the latest writes)
+  const repair = (state: SessionRegistryState, r: SessionRepair, tx: Tx<SessionRegistryEvent>) => {
+    switch (r.kind) {
+      case 'apiSessions.removeForIdentity':
+        for (const s of state.sessionsOf(r.identityId)) remove(state, s, 'identity-deleted', tx)
+        return
+      case 'session.remove': {
+        const ss = state.serviceSessions.get(r.id)
+        if (ss) removeServiceSession(state, ss, tx)
+        // not loaded (its API session was gone at start): only the stored record is left
+        else tx.remove('sessions', r.id)
+        return
+      }
+      case 'apiSessionCert.remove': {
+        if (state.byId.has(r.apiSessionId)) return
+        const c = state.sessionCertificates.get(r.id)
+        if (c) removeSessionCertificate(state, c, tx)
+        else tx.remove('api-session-certs', r.id)
+        return
+      }
+      default:
+        return assertNever(r, 'session registry repair')
+    }
   }
   return {
     owner: 'session-registry',
@@ -135,6 +160,12 @@ function behavior(timeoutMs: number): ActorBehavior<SessionRegistryState, Sessio
           removeSessionCertificate(state, c, tx)
           return
         }
+        case 'integrity.repair':
+          return msg.repairs.filter((r) => {
+            const before = tx.ops.length
+            repair(state, r, tx)
+            return tx.ops.length > before
+          }).length
         default:
           return assertNever(msg, 'session registry message')
       }

@@ -28,6 +28,20 @@ export type SessionRegistryMsg =
   | { type: 'apiSessionCert.create'; certificate: Omit<ApiSessionCertificate, 'id' | 'createdAt' | 'updatedAt'>; change: ChangeContext }
   /** Deletes a certificate of `apiSessionId` (404 NOT_FOUND for an unknown id or another session's). */
   | { type: 'apiSessionCert.delete'; id: string; apiSessionId: string; change: ChangeContext }
+  /** Repairs found by the integrity fix (flows/integrity/integrity-run.ts); the reply counts those that changed something. */
+  | { type: 'integrity.repair'; repairs: SessionRepair[]; change: ChangeContext }
+
+/**
+ * One repair of the integrity fix (idempotent). Service sessions and certificates whose API session is gone are not
+ * loaded at start, so they are removed from the store by id whether or not they are in memory:
+ * - `apiSessions.removeForIdentity`: the API sessions of an identity that is gone, with their sessions and certificates;
+ * - `session.remove`: a service session whose API session, service or identity is gone;
+ * - `apiSessionCert.remove`: a certificate whose API session is gone.
+ */
+export type SessionRepair =
+  | { kind: 'apiSessions.removeForIdentity'; identityId: string }
+  | { kind: 'session.remove'; id: string }
+  | { kind: 'apiSessionCert.remove'; id: string; apiSessionId: string }
 
 export interface SessionRegistryReplies {
   'apiSession.create': { id: string; session: ApiSession }
@@ -42,6 +56,7 @@ export interface SessionRegistryReplies {
   'session.deleteMany': void
   'apiSessionCert.create': ApiSessionCertificate
   'apiSessionCert.delete': void
+  'integrity.repair': number
 }
 
 export type SessionRegistryEvent =

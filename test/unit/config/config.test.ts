@@ -77,6 +77,13 @@ describe('resolveConfig', () => {
     expect(() => resolveConfig({ totpIssuer: '  ' }, {})).toThrow(ConfigError)
   })
 
+  it('takes the snapshot directory from flag, environment or file, absolute; unset by default', () => {
+    expect(resolveConfig({}, {}).snapshotDir).toBeUndefined()
+    expect(resolveConfig({ snapshotDir: '/flag/snaps' }, { EDGEPLANE_SNAPSHOT_DIR: '/env/snaps' }).snapshotDir).toBe('/flag/snaps')
+    expect(resolveConfig({}, { EDGEPLANE_SNAPSHOT_DIR: '/env/snaps' }).snapshotDir).toBe('/env/snaps')
+    expect(resolveConfig({ config: file('sd.yml', 'snapshotDir: snaps\n') }, {}).snapshotDir).toBe(resolve('snaps'))
+  })
+
   it('accepts IPv6 listen addresses in brackets', () => {
     const c = resolveConfig({ listen: '[::1]:8443' }, {})
     expect([c.listenHost, c.listenPort]).toEqual(['::1', 8443])

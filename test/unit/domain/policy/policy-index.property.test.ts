@@ -1,16 +1,17 @@
 /**
  * The policy index, checked two ways after every step of random operation sequences:
- * - the incrementally maintained index dumps equal to one rebuilt from scratch (entities and policies in another order);
+ * - the incrementally maintained index dumps equal to one rebuilt from scratch (entities and policies in another order;
+ *   the integrity check's rebuild and comparison, src/domain/policy/policy-index-check.ts);
  * - every read equals a brute-force evaluation of the policies.
  * And the change marks: an identity whose view changed gets a later mark; one whose view did not (and that no
  * service or posture change touched) keeps its mark.
  */
 import { describe, expect, test } from 'bun:test'
 import { PolicyIndex } from '../../../../src/domain/policy/policy-index.ts'
+import { buildPolicyIndex, comparePolicyIndexes } from '../../../../src/domain/policy/policy-index-check.ts'
 import { applyToIndex, applyToModel, crossCheck, KINDS, Model, randomOp, rng, type Op } from './policy-model.ts'
 
 function rebuild(m: Model, r: () => number): PolicyIndex {
-  const ix = new PolicyIndex()
   const shuffle = <T>(xs: T[]) => {
     for (let i = xs.length - 1; i > 0; i--) {
       const j = Math.floor(r() * (i + 1))
@@ -18,17 +19,10 @@ function rebuild(m: Model, r: () => number): PolicyIndex {
     }
     return xs
   }
-  const ents = shuffle(KINDS.flatMap((k) => [...m.entities.get(k)!.entries()].map(([id, a]) => ({ k, id, a }))))
+  const ents = shuffle(KINDS.flatMap((kind) => [...m.entities.get(kind)!.entries()].map(([id, roleAttributes]) => ({ kind, id, roleAttributes }))))
   // policies first for half the seeds: the order of loading must not matter
   const pols = shuffle([...m.policies.values()])
-  if (r() < 0.5) {
-    for (const e of ents) ix.putEntity(e.k, e.id, e.a, null)
-    for (const p of pols) ix.putPolicy(p, null)
-  } else {
-    for (const p of pols) ix.putPolicy(p, null)
-    for (const e of ents) ix.putEntity(e.k, e.id, e.a, null)
-  }
-  return ix
+  return buildPolicyIndex(ents, pols, r() >= 0.5)
 }
 
 const viewOf = (ix: PolicyIndex, id: string) => JSON.stringify(ix.servicesOfIdentity(id).map((s) => [s, ix.permissionsOf(id, s)]))
@@ -55,7 +49,7 @@ describe('policy index', () => {
         applyToModel(m, o)
         applyToIndex(ix, o, (now += 1))
         const where = `seed ${seed} step ${step} ${JSON.stringify(o)}`
-        expect({ where, dump: ix.dump() }).toEqual({ where, dump: rebuild(m, r).dump() })
+        expect({ where, differences: comparePolicyIndexes(ix, rebuild(m, r)) }).toEqual({ where, differences: [] })
         expect({ where, mismatch: crossCheck(m, ix) }).toEqual({ where, mismatch: undefined })
         for (const [id, b] of before) {
           if (!m.entities.get('identity')!.has(id)) continue
@@ -66,6 +60,20 @@ describe('policy index', () => {
       }
     })
   }
+
+  test('case=the comparison names what a maintained index missed', () => {
+    const entities = [
+      { kind: 'identity' as const, id: 'i1', roleAttributes: ['x'] },
+      { kind: 'service' as const, id: 's1', roleAttributes: ['y'] },
+    ]
+    const policy = { id: 'p', kind: 'service-policy' as const, type: 'Dial' as const, semantic: 'AnyOf' as const, identityRoles: ['#x'], serviceRoles: ['#y'], postureCheckRoles: [] }
+    const full = buildPolicyIndex(entities, [policy])
+    expect(comparePolicyIndexes(full, buildPolicyIndex(entities, [policy], true))).toEqual([])
+    const missed = buildPolicyIndex(entities, [])
+    const found = comparePolicyIndexes(missed, full)
+    expect(found.some((d) => d.startsWith('policy index: identity differs') && d.includes('"x"'))).toBe(true)
+    expect(comparePolicyIndexes(buildPolicyIndex(entities.slice(1), [policy]), full).some((d) => d.startsWith('policy index: identity-attributes'))).toBe(true)
+  })
 
   test('case=an identity in its own class while a policy names it, back to the shared class after', () => {
     const ix = new PolicyIndex()
