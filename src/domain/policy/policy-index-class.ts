@@ -55,6 +55,13 @@ export class EntityClass {
     this.sorted = null
   }
 
+  /** Copies the members (and their digests) of another class of the same key into this empty one. */
+  copyMembersOf(c: EntityClass): void {
+    for (const id of c.members) this.members.add(id)
+    this.h1 = c.h1
+    this.h2 = c.h2
+  }
+
   /** Drops every derived list. */
   dropCaches(): void {
     this.cache.clear()

@@ -267,6 +267,61 @@ export class PolicyIndex implements PolicyReads {
     return out
   }
 
+  /**
+   * A deep copy that shares nothing mutable with this index (policy records and attribute sets are immutable and
+   * shared). Previews apply a change to the copy with the same code as the real apply; this index never moves.
+   * Costs O(entities + classes × links); change marks are not copied (the copy is for answers, not for clients).
+   */
+  clone(): PolicyIndex {
+    const out = new PolicyIndex()
+    const map = new Map<EntityClass, EntityClass>()
+    for (const kind of KINDS) {
+      for (const [key, c] of this.classes[kind]) {
+        const d = new EntityClass(kind, key, c.attrs, c.ownId)
+        d.copyMembersOf(c)
+        for (const p of c.policies) d.policies.add(p)
+        map.set(c, d)
+        out.classes[kind].set(key, d)
+      }
+      for (const [id, c] of this.classOf[kind]) out.classOf[kind].set(id, map.get(c)!)
+      for (const [id, n] of this.refs[kind]) out.refs[kind].set(id, n)
+      for (const [a, n] of this.attrUse[kind]) out.attrUse[kind].set(a, n)
+    }
+    for (const [c, d] of map) {
+      for (const [rel, partners] of c.links) {
+        const m = d.partners(rel)
+        for (const [p, n] of partners) m.set(map.get(p)!, n)
+      }
+    }
+    for (const [id, e] of this.entries) {
+      const sides = e.sides.map((s) => ({ kind: s.kind, roles: s.roles, classes: new Set([...s.classes].map((c) => map.get(c)!)) }))
+      const at = (s: Side) => sides[e.sides.indexOf(s)]!
+      const copy: Entry = { policy: e.policy, semantic: e.semantic, sides, pair: { rel: e.pair.rel, a: at(e.pair.a), b: at(e.pair.b) } }
+      out.entries.set(id, copy)
+      for (const s of sides) out.bySideKind[s.kind].add(copy)
+    }
+    out.lastStamp = this.lastStamp
+    return out
+  }
+
+  /** The class an entity belongs to (previews compare classes of two indexes by key). */
+  classOfEntity(kind: EntityKind, id: string): EntityClass | undefined {
+    return this.classOf[kind].get(id)
+  }
+
+  classByKey(kind: EntityKind, key: string): EntityClass | undefined {
+    return this.classes[kind].get(key)
+  }
+
+  classesOf(kind: EntityKind): Iterable<EntityClass> {
+    return this.classes[kind].values()
+  }
+
+  /** A policy as indexed. */
+  policy(id: string): IndexPolicy | undefined {
+    return this.entries.get(id)?.policy
+  }
+
   // ---- internals ----
 
   private op(now: number | null, fn: () => void): void {
