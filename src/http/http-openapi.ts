@@ -29,7 +29,11 @@ export interface SpecExtensions {
  * served spec describes nothing beyond the official one but these.
  */
 export const EDGEPLANE_EXTENSIONS: SpecExtensions = {
-  operations: [],
+  operations: [
+    { api: 'management', method: 'GET', path: '/identities/{id}/access/{serviceId}', why: 'policy insight: why an identity can or cannot Dial/Bind a service, with the smallest fixes (issue 15)' },
+    { api: 'management', method: 'GET', path: '/identities/{id}/access/edge-routers/{edgeRouterId}', why: 'policy insight: why an identity can or cannot use an edge router, with the smallest fixes (issue 15)' },
+    { api: 'management', method: 'POST', path: '/policy-previews', why: 'policy insight: what a policy or role attribute change would do, without applying it (issue 15)' },
+  ],
   listQuery: {
     names: ['limit', 'offset', 'filter', 'sort'],
     why: 'the real controller reads them on every list; its spec never names sort and leaves them out of most sub-lists',

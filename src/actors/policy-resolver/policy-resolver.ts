@@ -8,6 +8,7 @@
 import type { Clock } from '../../lib/clock.ts'
 import type { Identity } from '../../domain/identity/identity-types.ts'
 import { PolicyIndex } from '../../domain/policy/policy-index.ts'
+import { previewIndexChange, type IndexChange, type IndexPreview } from '../../domain/policy/policy-preview.ts'
 import type { PolicyReads } from '../../domain/policy/policy-reads.ts'
 import type { IndexPolicy, Router, Service } from '../../domain/policy/policy-types.ts'
 import type { EventBus } from '../runtime/event-bus.ts'
@@ -26,6 +27,8 @@ export interface ResolverSources {
 
 export interface PolicyResolver {
   readonly reads: PolicyReads
+  /** What `change` would do to the index, computed on a copy: the index itself does not move. */
+  preview(change: IndexChange): IndexPreview
   /** Classes per entity kind (diagnostics, benchmarks). */
   classCounts(): Record<string, number>
   stop(): void
@@ -65,6 +68,7 @@ export function startPolicyResolver(bus: EventBus, clock: Clock, sources: Resolv
   ]
   return {
     reads: index,
+    preview: (change) => previewIndexChange(index, change),
     classCounts: () => index.classCounts(),
     stop: () => {
       for (const unsub of subs) unsub()
