@@ -1,12 +1,13 @@
 #!/usr/bin/env bun
 /**
- * The edgeplane command line: `run` (the controller), `version`, `validate-router-config`, `--help`.
+ * The edgeplane command line: `run` (the controller), `version`, `validate-router-config`, `explain`, `preview`, `--help`.
  * Settings: flags, then environment variables, then `--config FILE`, then defaults.
  */
 import { parseArgs } from 'node:util'
 import { ConfigError, resolveConfig, type ConfigFlags } from './config/config.ts'
 import { startServer } from './server.ts'
 import { VERSION, REVISION, BUILD_DATE } from './version.ts'
+import { INSIGHT_HELP } from './cli/cli-insight.ts'
 
 const HELP = `edgeplane ${VERSION}: controller for a zero-trust overlay network
 
@@ -14,6 +15,9 @@ Usage:
   edgeplane run [flags]                       start the controller in the foreground
   edgeplane version                           print version, revision and build date
   edgeplane validate-router-config FILE...    check router configuration files ('-' reads stdin)
+  edgeplane explain --identity NAME --service NAME|--edge-router NAME
+                                              why an identity can or cannot reach a service or router (running controller)
+  edgeplane preview --file change.json        what a policy or role attribute change would do, without applying it
   edgeplane --help                            this text
 
 Flags of 'run' (flag, then environment variable, then config file key, then default):
@@ -35,7 +39,8 @@ Flags of 'validate-router-config':
   --print-effective       print the configuration with defaults filled in and variables substituted
   --strict                treat warnings as errors
 Exit codes: 0 valid, 1 errors found, 2 usage error or unreadable file.
-`
+
+${INSIGHT_HELP}`
 
 async function run(argv: string[]): Promise<number> {
   let values: Record<string, string | string[] | boolean | undefined>
@@ -139,6 +144,18 @@ async function main(argv: string[]): Promise<number> {
         stderr: (s: string) => process.stderr.write(s),
         readStdin: () => Bun.stdin.text(),
       })
+    }
+    case 'explain':
+    case 'preview': {
+      const { runExplain, runPreview } = await import('./cli/cli-insight.ts')
+      const io = {
+        stdout: (s: string) => process.stdout.write(s),
+        stderr: (s: string) => process.stderr.write(s),
+        readStdin: () => Bun.stdin.text(),
+        env: process.env,
+        isTty: process.stdout.isTTY === true,
+      }
+      return cmd === 'explain' ? runExplain(rest, io) : runPreview(rest, io)
     }
     case undefined:
     case 'help':

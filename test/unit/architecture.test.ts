@@ -1,4 +1,5 @@
-// The import DAG of STYLE.md "Layout": lib → errors → {domain, pki → auth} → store → actors → flows → http → server → main.
+// The import DAG of STYLE.md "Layout": lib → errors → {domain, pki → auth} → store → actors → flows → http → server → main;
+// cli/ (commands that speak HTTPS to a running controller) sits beside main and uses only lib/ and config/.
 // Every relative import of a file in src/ must go to a layer its own layer may use.
 import { describe, expect, it } from 'bun:test'
 import { dirname, join, relative, resolve } from 'node:path'
@@ -27,7 +28,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   http: ['lib', 'errors', 'domain', 'actors', 'flows', 'schemas'],
   'router-config': ['lib', 'errors', 'pki', 'schemas'], // pki: --check-files parses and verifies certificates and keys
   server: ['lib', 'errors', 'domain', 'pki', 'auth', 'store', 'actors', 'flows', 'http', 'config', 'version', 'schemas'],
-  main: ['lib', 'config', 'server', 'version', 'router-config'],
+  cli: ['lib', 'config'],
+  main: ['lib', 'config', 'server', 'version', 'router-config', 'cli'],
 }
 
 describe('architecture', () => {

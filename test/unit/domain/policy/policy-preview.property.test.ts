@@ -65,6 +65,6 @@ describe('policy preview', () => {
         const t = preview.totals
         expect(t.dialGained + t.dialLost + t.bindGained + t.bindLost + t.routersLost).toBe(expected.length)
       }
-    })
+    }, 60_000)
   }
 })
