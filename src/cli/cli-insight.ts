@@ -103,7 +103,7 @@ export async function runExplain(argv: string[], io: CliIo): Promise<number> {
       for (const [type, x] of [['Dial', e.dial], ['Bind', e.bind]] as const) {
         out += `\n${p.head(type.toUpperCase())}: ${x.allowed ? p.good('allowed') : p.bad('denied')}\n`
         if (x.policies.length === 0) out += `  no ${type} service policy names this service\n`
-        else out += table(verdictRows(x.policies, p)).replace(/^/gm, '  ')
+        else out += table(verdictRows(x.policies, p)).replace(/^(?=.)/gm, '  ')
         for (const pol of x.policies) {
           for (const g of pol.postureChecks) {
             const states = g.apiSessions.length === 0 ? 'not evaluated (no API session, or the policy grants nothing)' : g.apiSessions.map((s) => `${s.apiSessionId} ${s.isPassing ? p.good('passing') : p.bad('failing')}`).join(', ')
@@ -123,7 +123,7 @@ export async function runExplain(argv: string[], io: CliIo): Promise<number> {
       const e = (await session.get(`/identities/${identity.id}/access/edge-routers/${router.id}`)) as { allowed: boolean; policies: Verdict[]; fixes: Fix[]; serviceCount: number }
       out += p.head(`Identity ${identity.name} → edge router ${router.name}: `) + (e.allowed ? p.good('allowed') : p.bad('denied')) + '\n'
       if (e.policies.length === 0) out += '  no edge router policy names this router\n'
-      else out += table(verdictRows(e.policies, p)).replace(/^/gm, '  ')
+      else out += table(verdictRows(e.policies, p)).replace(/^(?=.)/gm, '  ')
       if (e.allowed) out += `  services of the identity this router may carry: ${e.serviceCount}\n`
       out += fixLines(e.fixes, '  ')
     }
