@@ -34,15 +34,12 @@ export interface RouterDecision {
   removeSystem: EdgeRouterPolicy | undefined
 }
 
+/** A router write: no id to create, `replace` for put; `isEdge` (default true) and `created` matter on create only. */
+export type RouterWriteArgs = [id: string | undefined, input: RouterFields, replace: boolean, isEdge?: boolean, created?: RouterCreateExtras]
+
 /** Decides a router create (no id), put (`replace`) or patch; writes nothing. */
-export function buildRouter(
-  ctx: BuildCtx,
-  id: string | undefined,
-  input: RouterFields,
-  replace: boolean,
-  isEdge = true,
-  created: RouterCreateExtras = {},
-): RouterDecision {
+export function buildRouter(ctx: BuildCtx, ...args: RouterWriteArgs): RouterDecision {
+  const [id, input, replace, isEdge = true, created = {}] = args
   const s = ctx.state
   const prev = id === undefined ? undefined : s.routers.get(id)
   if (id !== undefined && !prev) throw ApiError.notFound()
@@ -88,15 +85,8 @@ export function buildRouter(
   return { next, prev, createSystem, removeSystem: !tunneler && system?.isSystem ? system : undefined }
 }
 
-export function saveRouter(
-  ctx: GraphCtx,
-  id: string | undefined,
-  input: RouterFields,
-  replace: boolean,
-  isEdge = true,
-  created: RouterCreateExtras = {},
-): { id: string } {
-  const { next, prev, createSystem, removeSystem } = buildRouter(ctx, id, input, replace, isEdge, created)
+export function saveRouter(ctx: GraphCtx, ...args: RouterWriteArgs): { id: string } {
+  const { next, prev, createSystem, removeSystem } = buildRouter(ctx, ...args)
   const s = ctx.state
   const edge = next.isEdge
   const routerId = next.id
