@@ -16,6 +16,7 @@ import type { EntityKind, IndexPolicy, PolicyKind, PolicyType, Semantic } from '
 import { splitRoles, type ParsedRoles } from './policy-roles.ts'
 import {
   classKey,
+  ClassOfMap,
   EntityClass,
   intersectSorted,
   normaliseAttrs,
@@ -47,7 +48,7 @@ const perKind = <T>(make: () => T): PerKind<T> =>
 
 export class PolicyIndex implements PolicyReads {
   private readonly classes = perKind(() => new Map<string, EntityClass>())
-  private readonly classOf = perKind(() => new Map<string, EntityClass>())
+  private classOf = perKind(() => new ClassOfMap())
   /** Entity id → number of `@id` mentions in policy roles. */
   private readonly refs = perKind(() => new Map<string, number>())
   private readonly attrUse = perKind(() => new Map<string, number>())
@@ -268,9 +269,10 @@ export class PolicyIndex implements PolicyReads {
   }
 
   /**
-   * A deep copy that shares nothing mutable with this index (policy records and attribute sets are immutable and
-   * shared). Previews apply a change to the copy with the same code as the real apply; this index never moves.
-   * Costs O(entities + classes × links); change marks are not copied (the copy is for answers, not for clients).
+   * A copy to apply a change to: changing it never changes this index. Classes, links and policies are copied;
+   * member sets and the entity → class maps are shared until the copy changes them (copy on write), so the copy is
+   * valid only until this index next changes. Costs O(classes × links); change marks are not copied (the copy is for
+   * answers, not for clients). Previews apply a change to the copy with the same code as the real apply.
    */
   clone(): PolicyIndex {
     const out = new PolicyIndex()
@@ -278,12 +280,13 @@ export class PolicyIndex implements PolicyReads {
     for (const kind of KINDS) {
       for (const [key, c] of this.classes[kind]) {
         const d = new EntityClass(kind, key, c.attrs, c.ownId)
-        d.copyMembersOf(c)
+        d.shareMembersOf(c)
         for (const p of c.policies) d.policies.add(p)
         map.set(c, d)
         out.classes[kind].set(key, d)
       }
-      for (const [id, c] of this.classOf[kind]) out.classOf[kind].set(id, map.get(c)!)
+      const own = out.classes[kind]
+      out.classOf[kind] = new ClassOfMap({ map: this.classOf[kind], translate: (c) => own.get(c.key) })
       for (const [id, n] of this.refs[kind]) out.refs[kind].set(id, n)
       for (const [a, n] of this.attrUse[kind]) out.attrUse[kind].set(a, n)
     }

@@ -37,7 +37,10 @@ export function applyIndexChange(ix: PolicyIndex, c: IndexChange, now: number | 
   }
 }
 
-/** Entities that fare alike under the change: a class's untouched members, or one entity the change may move. */
+/**
+ * Entities that fare alike under the change: a class's untouched members, or one entity the change may move. Its
+ * members are read from the index copy, which shares member sets with the index: read them before the index changes.
+ */
 export interface PreviewUnit {
   readonly kind: EntityKind
   /** Class key before and after (null: not there). */
