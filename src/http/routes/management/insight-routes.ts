@@ -108,10 +108,11 @@ function pageOf<T>(items: readonly T[], units: (t: T) => [PreviewUnit, PreviewUn
 type Counts = { dialGained: number; dialLost: number; bindGained: number; bindLost: number; routersLost: number }
 
 function summaryOf(p: IndexPreview, serviceRef: (id: string) => unknown) {
-  const perService = new Map<string, Counts>()
-  const counts = (sid: string) => {
-    let c = perService.get(sid)
-    if (!c) perService.set(sid, (c = { dialGained: 0, dialLost: 0, bindGained: 0, bindLost: 0, routersLost: 0 }))
+  // counted per service unit first (its members fare alike), then handed to each member once
+  const perUnit = new Map<PreviewUnit, Counts>()
+  const counts = (u: PreviewUnit) => {
+    let c = perUnit.get(u)
+    if (!c) perUnit.set(u, (c = { dialGained: 0, dialLost: 0, bindGained: 0, bindLost: 0, routersLost: 0 }))
     return c
   }
   const flags = new Map<PreviewUnit, { gaining: boolean; losing: boolean; losingRouters: boolean }>()
@@ -122,12 +123,12 @@ function summaryOf(p: IndexPreview, serviceRef: (id: string) => unknown) {
   }
   for (const d of p.access) {
     const field = `${d.permission === 'Dial' ? 'dial' : 'bind'}${d.change === 'gained' ? 'Gained' : 'Lost'}` as keyof Counts
-    for (const sid of d.services.ids()) counts(sid)[field] += d.identities.size
+    counts(d.services)[field] += d.identities.size
     if (d.change === 'gained') flagsOf(d.identities).gaining = true
     else flagsOf(d.identities).losing = true
   }
   for (const l of p.routerLosses) {
-    for (const sid of l.services.ids()) counts(sid).routersLost += l.identities.size
+    counts(l.services).routersLost += l.identities.size
     flagsOf(l.identities).losingRouters = true
   }
   const perAttr = new Map<string, { gaining: number; losing: number; losingRouters: number }>()
@@ -140,6 +141,8 @@ function summaryOf(p: IndexPreview, serviceRef: (id: string) => unknown) {
       perAttr.set(a, c)
     }
   }
+  const perService = new Map<string, Counts>()
+  for (const [u, c] of perUnit) for (const sid of u.ids()) perService.set(sid, c)
   return {
     services: [...perService.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([sid, c]) => ({ service: serviceRef(sid), ...c })),
     identityRoleAttributes: [...perAttr.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([attribute, c]) => ({ attribute, ...c })),
