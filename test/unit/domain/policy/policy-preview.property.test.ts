@@ -41,26 +41,21 @@ function difference(b: Snapshot, a: Snapshot): string[] {
 describe('policy preview', () => {
   for (const seed of [11, 12, 13, 14, 15, 16]) {
     test(`case=seed ${seed}: a preview equals the difference its change makes when applied`, () => {
-      const r = rng(seed)
-      const m = new Model()
-      const ix = new PolicyIndex()
-      let now = 1_000
+      const [r, m, ix] = [rng(seed), new Model(), new PolicyIndex()]
+      const keys = (kind: 'identity' | 'service') => [...m.entities.get(kind)!.keys()]
       for (let step = 0; step < 200; step++) {
         const o = randomOp(m, r)
-        const ids = () => [...m.entities.get('identity')!.keys()]
-        const svcs = () => [...m.entities.get('service')!.keys()]
         const dumpBefore = JSON.stringify(ix.dump())
         const preview = previewIndexChange(ix, o)
         expect(JSON.stringify(ix.dump())).toBe(dumpBefore)
         // a preview shares member sets with the index: read it before the index changes
         const rows = previewRows(preview)
-        const idsBefore = ids()
-        const svcsBefore = svcs()
+        const [idsBefore, svcsBefore] = [keys('identity'), keys('service')]
         applyToModel(m, o)
-        const allIds = [...new Set([...idsBefore, ...ids()])]
-        const allSvcs = [...new Set([...svcsBefore, ...svcs()])]
+        const allIds = [...new Set([...idsBefore, ...keys('identity')])]
+        const allSvcs = [...new Set([...svcsBefore, ...keys('service')])]
         const before = snapshot(ix, allIds, allSvcs)
-        applyToIndex(ix, o, (now += 1))
+        applyToIndex(ix, o, 1_000 + step)
         const where = `seed ${seed} step ${step} ${JSON.stringify(o)}`
         const expected = difference(before, snapshot(ix, allIds, allSvcs))
         expect({ where, rows }).toEqual({ where, rows: expected })
