@@ -5,6 +5,8 @@
  * - load time per entity kind
  * - identity create and service policy create latency with ~1k identities and with the full count (must be flat)
  * - raw GET /version throughput (the trivial-handler baseline every figure can be read against)
+ * - policy insight: explain p50/p99 over random (identity, service) pairs; a preview of a policy naming #all
+ *   identities (summary and first page)
  * - client GET /services?limit=500 and POST /sessions p50/p99 for the first identity (every service) and an
  *   ordinary one (few), client-side and server-side (the `server-timing: app;dur=` header); the listing both repeated
  *   (answered from the kept bytes) and under a new query each time (rendered anew)
@@ -492,6 +494,20 @@ export async function runPolicyScale(opts: PolicyScaleOptions): Promise<Row[]> {
       const ls = statsOf(during, duringServer, 0, 1)
       addLatency('client GET /services?limit=500, first identity, during the check', ls, `${during.length} lists answered during the check, max ${ms(ls.max)} ms`)
     }
+    // --- policy insight (issue 15): explain random (identity, service) pairs; preview a policy naming #all identities
+    const pairOf = (i: number) => [identityIds[(i * 7919) % identityIds.length], serviceIds[(i * 104_729) % serviceIds.length]] as const
+    await measure({ count: 20 }, (i) => mgmt.call('GET', `/identities/${pairOf(i)[0]}/access/${pairOf(i)[1]}`))
+    const explain = await measure({ durationMs, minCount: 200 }, (i) => mgmt.call('GET', `/identities/${pairOf(i)[0]}/access/${pairOf(i)[1]}`))
+    addLatency('mgmt GET /identities/{id}/access/{serviceId} (explain), random pairs, c=1', explain, 'target: server p99 <= 5 ms at large')
+    const allPolicy = {
+      operation: 'create', entityType: 'service-policies',
+      body: { name: 'bench-preview-all', type: 'Bind', semantic: 'AnyOf', identityRoles: ['#all'], serviceRoles: ['#all'], postureCheckRoles: [] },
+    }
+    await measure({ count: 2 }, () => mgmt.call('POST', '/policy-previews?summary=true', allPolicy))
+    const preview = await measure({ count: 10 }, () => mgmt.call('POST', '/policy-previews?summary=true', allPolicy))
+    addLatency('mgmt POST /policy-previews?summary=true, new Bind policy #all identities x #all services, c=1', preview, 'target: server <= 200 ms at large; writes nothing')
+    const page = await measure({ count: 10 }, () => mgmt.call('POST', '/policy-previews?limit=100', allPolicy))
+    addLatency('mgmt POST /policy-previews?limit=100 (first page), same policy, c=1', page)
 
     // --- memory with the scenario loaded, then a cold start on the same data directory
     const loaded = memoryOf(server.pid)

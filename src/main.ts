@@ -1,7 +1,7 @@
 #!/usr/bin/env bun
 /**
  * The edgeplane command line: `run` (the controller), `version`, `validate-router-config`, `backup`, `restore`,
- * `status`, `--help`.
+ * `status`, `explain`, `preview`, `--help`.
  * Settings: flags, then environment variables, then `--config FILE`, then defaults.
  */
 import { parseArgs } from 'node:util'
@@ -9,6 +9,7 @@ import { ConfigError, resolveConfig, type ConfigFlags } from './config/config.ts
 import { startServer } from './server.ts'
 import { VERSION, REVISION, BUILD_DATE } from './version.ts'
 import { OPERATE_HELP } from './operate/operate-help.ts'
+import { INSIGHT_HELP } from './cli/cli-insight.ts'
 
 const HELP = `edgeplane ${VERSION}: controller for a zero-trust overlay network
 
@@ -17,6 +18,9 @@ Usage:
   edgeplane version                           print version, revision and build date
   edgeplane validate-router-config FILE...    check router configuration files ('-' reads stdin)
   edgeplane backup | restore | status ...     operations (below)
+  edgeplane explain --identity NAME --service NAME|--edge-router NAME
+                                              why an identity can or cannot reach a service or router (running controller)
+  edgeplane preview --file change.json        what a policy or role attribute change would do, without applying it
   edgeplane --help                            this text
 
 Flags of 'run' (flag, then environment variable, then config file key, then default):
@@ -47,7 +51,7 @@ Flags of 'validate-router-config':
 Exit codes: 0 valid, 1 errors found, 2 usage error or unreadable file.
 
 ${OPERATE_HELP}Exit codes of the operations: 0 done (status: healthy), 1 refused, failed or warnings, 2 usage error.
-`
+${INSIGHT_HELP}`
 
 async function run(argv: string[]): Promise<number> {
   let values: Record<string, string | string[] | boolean | undefined>
@@ -180,6 +184,18 @@ async function main(argv: string[]): Promise<number> {
         stderr: (s: string) => process.stderr.write(s),
         env: process.env,
       })
+    }
+    case 'explain':
+    case 'preview': {
+      const { runExplain, runPreview } = await import('./cli/cli-insight.ts')
+      const io = {
+        stdout: (s: string) => process.stdout.write(s),
+        stderr: (s: string) => process.stderr.write(s),
+        readStdin: () => Bun.stdin.text(),
+        env: process.env,
+        isTty: process.stdout.isTTY === true,
+      }
+      return cmd === 'explain' ? runExplain(rest, io) : runPreview(rest, io)
     }
     case undefined:
     case 'help':

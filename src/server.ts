@@ -42,6 +42,8 @@ import { sessionsWithoutAccess } from './domain/session/service-session-types.ts
 import { clientServiceRoutes } from './http/routes/client/client-service-routes.ts'
 import { sessionRoutes } from './http/routes/client/session-routes.ts'
 import { identityPolicyRoutes } from './http/routes/management/identity-policy-routes.ts'
+import { insightRoutes } from './http/routes/management/insight-routes.ts'
+import type { PolicyGraphLookups } from './actors/policy-graph/policy-graph-policies.ts'
 import { roleAttributeRoutes } from './http/routes/management/role-attribute-routes.ts'
 import { configTypeRoutes } from './http/routes/management/config-type-routes.ts'
 import { configRoutes } from './http/routes/management/config-routes.ts'
@@ -238,13 +240,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     flushEveryMs: opts.activityFlushEveryMs ?? 10_000,
   })
   const sessions = sessionRegistry.actor
-  const graph = await startPolicyGraphActor(store, deps, {
+  const graphLookups: PolicyGraphLookups = {
     identityExists: (id) => identities.snapshot().identity(id) !== undefined,
     identityNameTaken: (name, exceptId) => {
       const id = identities.snapshot().identityIdByName(name)
       return id !== undefined && id !== exceptId
     },
-  })
+  }
+  const graph = await startPolicyGraphActor(store, deps, graphLookups)
   mailboxes.push(identities, sessions, graph, ca)
   bus.subscribe<Extract<IdentityEvent, { type: 'identity.deleted' }>>('identity.deleted', (e) =>
     sessions.tell({ type: 'apiSession.deleteForIdentity', identityId: e.identity.id, change: { author: 'system', source: 'system' } }),
@@ -390,6 +393,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...servicePolicyRoutes(graphRouteDeps),
     ...edgeRouterPolicyRoutes(graphRouteDeps),
     ...serviceEdgeRouterPolicyRoutes(graphRouteDeps),
+    ...insightRoutes({ ...graphRouteDeps, lookups: graphLookups, preview: policyResolver.preview }),
     ...roleAttributeRoutes({ reads }),
     ...caRoutes({ ca, clock, issuer: () => baseUrl }),
     ...postureCheckRoutes({ ...graphRouteDeps, startedAt }),

@@ -34,6 +34,9 @@ export const EDGEPLANE_EXTENSIONS: SpecExtensions = {
       api: 'management', method: 'GET', path: '/edgeplane-status',
       why: 'start time and uptime of the controller for `edgeplane status --url`; the spec has no operation for them',
     },
+    { api: 'management', method: 'GET', path: '/identities/{id}/access/{serviceId}', why: 'policy insight: why an identity can or cannot Dial/Bind a service, with the smallest fixes (issue 15)' },
+    { api: 'management', method: 'GET', path: '/identities/{id}/access/edge-routers/{edgeRouterId}', why: 'policy insight: why an identity can or cannot use an edge router, with the smallest fixes (issue 15)' },
+    { api: 'management', method: 'POST', path: '/policy-previews', why: 'policy insight: what a policy or role attribute change would do, without applying it (issue 15)' },
   ],
   listQuery: {
     names: ['limit', 'offset', 'filter', 'sort'],

@@ -1,4 +1,5 @@
-// The import DAG of STYLE.md "Layout": lib → errors → {domain, pki → auth} → store → actors → flows → http → server → main.
+// The import DAG of STYLE.md "Layout": lib → errors → {domain, pki → auth} → store → actors → flows → http → server → main;
+// cli/ (commands that speak HTTPS to a running controller) sits beside main and uses only lib/ and config/.
 // Every relative import of a file in src/ must go to a layer its own layer may use.
 import { describe, expect, it } from 'bun:test'
 import { dirname, join, relative, resolve } from 'node:path'
@@ -28,7 +29,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   'router-config': ['lib', 'errors', 'pki', 'schemas'], // pki: --check-files parses and verifies certificates and keys
   server: ['lib', 'errors', 'domain', 'pki', 'auth', 'store', 'actors', 'flows', 'http', 'config', 'version', 'schemas'],
   operate: ['lib', 'pki', 'store', 'version', 'domain', 'flows'], // backup, restore, status: offline on a data directory, or a client; restore runs the integrity check's record checks
-  main: ['lib', 'config', 'server', 'version', 'router-config', 'operate'],
+  cli: ['lib', 'config'],
+  main: ['lib', 'config', 'server', 'version', 'router-config', 'operate', 'cli'],
 }
 
 describe('architecture', () => {

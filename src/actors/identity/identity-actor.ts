@@ -20,6 +20,7 @@ import {
   decideRoleAttributes,
   decideUpdbChange,
   decideUpdbUsername,
+  type IdentityLookup,
 } from '../../domain/identity/identity-decide.ts'
 import type { IdentityReads } from '../../domain/identity/identity-reads.ts'
 import { decideCertExtendable, decideExtendVerify } from '../../domain/identity/identity-cert-extend.ts'
@@ -269,10 +270,7 @@ function createIdentity(
 ) {
   if (state.identity(id)) throw new TypeError(`identity id '${id}' is taken`)
   const input = msg.input
-  const name = decideName(state, input.name, id)
-  const roleAttributes = decideRoleAttributes(input.roleAttributes)
-  const authPolicyId = decideAuthPolicyId(state, input.authPolicyId)
-  decideExternalId(state, input.externalId)
+  const { name, roleAttributes, authPolicyId } = decideNewIdentity(state, input, id)
   if (msg.updb) decideUpdbUsername(state, msg.updb.username)
   const enrollments: Enrollment[] = []
   for (const e of msg.enrollments ?? []) {
@@ -316,7 +314,24 @@ function createIdentity(
   return { id: identity.id }
 }
 
+/** The checks of a new identity's own fields (name, role attributes, auth policy, externalId); writes nothing. */
+export function decideNewIdentity(lookup: IdentityLookup, input: IdentityFields & { name: string }, id?: string) {
+  const name = decideName(lookup, input.name, id)
+  const roleAttributes = decideRoleAttributes(input.roleAttributes)
+  const authPolicyId = decideAuthPolicyId(lookup, input.authPolicyId)
+  decideExternalId(lookup, input.externalId)
+  return { name, roleAttributes, authPolicyId }
+}
+
 function updateIdentity(state: IdentityState, id: string, input: IdentityFields, replace: boolean, tx: Tx<IdentityEvent>) {
+  const { next, prev } = buildIdentityUpdate(state, id, input, replace, tx.now)
+  state.putIdentity(next)
+  tx.put('identities', id, next)
+  tx.emit({ type: 'identity.updated', identity: next, previous: prev })
+}
+
+/** Decides an identity put (`replace`) or patch: the record it would store and the one it replaces; writes nothing. */
+export function buildIdentityUpdate(state: IdentityLookup, id: string, input: IdentityFields, replace: boolean, now: number): { next: Identity; prev: Identity } {
   const prev = state.identity(id)
   if (!prev) throw ApiError.notFound()
   // put replaces every settable field (absent optional ones reset to defaults); patch changes only what is given
@@ -341,11 +356,9 @@ function updateIdentity(state: IdentityState, id: string, input: IdentityFields,
     defaultHostingPrecedence: pick('defaultHostingPrecedence', 'default'),
     serviceHostingCosts: pick('serviceHostingCosts', {}),
     serviceHostingPrecedences: pick('serviceHostingPrecedences', {}),
-    updatedAt: tx.now,
+    updatedAt: now,
   }
-  state.putIdentity(next)
-  tx.put('identities', id, next)
-  tx.emit({ type: 'identity.updated', identity: next, previous: prev })
+  return { next, prev }
 }
 
 function deleteIdentity(state: IdentityState, id: string, tx: Tx<IdentityEvent>) {

@@ -15,7 +15,7 @@ import {
 import { decideEntityRoleAttributes } from '../../domain/policy/policy-roles.ts'
 import type { Config, ConfigType, Service, ServiceConfigOverride } from '../../domain/policy/policy-types.ts'
 import { overrideKey, type ConfigFields, type ConfigTypeFields, type ServiceFields } from './policy-graph-messages.ts'
-import { pick, stripReferences, type GraphCtx } from './policy-graph-policies.ts'
+import { pick, stripReferences, type BuildCtx, type GraphCtx } from './policy-graph-policies.ts'
 
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
 
@@ -113,7 +113,8 @@ export function deleteConfig(ctx: GraphCtx, id: string): void {
   touched(ctx, [], identityIds)
 }
 
-export function saveService(ctx: GraphCtx, id: string | undefined, input: ServiceFields, replace: boolean): { id: string } {
+/** Decides the service a create (no id), put (`replace`) or patch would store, and the one it replaces; writes nothing. */
+export function buildService(ctx: BuildCtx, id: string | undefined, input: ServiceFields, replace: boolean): { next: Service; prev: Service | undefined } {
   const s = ctx.state
   const prev = id === undefined ? undefined : s.services.get(id)
   if (id !== undefined && !prev) throw ApiError.notFound()
@@ -138,6 +139,12 @@ export function saveService(ctx: GraphCtx, id: string | undefined, input: Servic
     createdAt: prev?.createdAt ?? ctx.tx.now,
     updatedAt: ctx.tx.now,
   }
+  return { next, prev }
+}
+
+export function saveService(ctx: GraphCtx, id: string | undefined, input: ServiceFields, replace: boolean): { id: string } {
+  const { next, prev } = buildService(ctx, id, input, replace)
+  const s = ctx.state
   s.putService(next)
   ctx.tx.put('services', next.id, next)
   ctx.tx.emit({ type: 'graph.service.put', service: next, ...(prev ? { previous: prev } : {}) })

@@ -19,7 +19,7 @@ import type {
   ServicePolicy,
   Tags,
 } from '../../domain/policy/policy-types.ts'
-import type { AnyPolicy } from '../../domain/policy/graph-reads.ts'
+import type { AnyPolicy, PolicyGraphReads } from '../../domain/policy/graph-reads.ts'
 import type { SubDbName } from '../../store/store-catalogue.ts'
 import type { Tx } from '../runtime/actor-runtime.ts'
 import type {
@@ -42,6 +42,16 @@ export interface PolicyGraphLookups {
   identityExists(id: string): boolean
   /** True when an identity other than `exceptId` has this name (a tunneler router's identity takes its name). */
   identityNameTaken(name: string, exceptId?: string): boolean
+}
+
+/**
+ * What deciding a write needs: the graph's reads, the identity lookups and the time. A handler's GraphCtx is one;
+ * a preview (flows/insight/insight-preview.ts) builds one from the snapshot, so it decides with the same code.
+ */
+export interface BuildCtx {
+  state: PolicyGraphReads
+  lookups: PolicyGraphLookups
+  tx: { now: number }
 }
 
 /** Everything a handler works with. */
@@ -101,7 +111,7 @@ export function stripReferences(ctx: GraphCtx, kind: EntityKind, entityId: strin
 }
 
 /** The role targets of a request: `@id`s must name existing entities. */
-export function roleTargets(ctx: GraphCtx): Record<EntityKind, RoleTarget> {
+export function roleTargets(ctx: BuildCtx): Record<EntityKind, RoleTarget> {
   return {
     identity: { noun: 'identities', exists: (id) => ctx.lookups.identityExists(id) },
     service: { noun: 'services', exists: (id) => ctx.state.services.has(id) },
@@ -115,7 +125,7 @@ export function pick<T>(given: T | null | undefined, replace: boolean, dflt: T, 
   return given ?? (replace ? dflt : stored)
 }
 
-function roles(ctx: GraphCtx, field: RoleField, given: readonly string[] | null | undefined, replace: boolean, stored: readonly string[] | undefined, kind: EntityKind): readonly string[] {
+function roles(ctx: BuildCtx, field: RoleField, given: readonly string[] | null | undefined, replace: boolean, stored: readonly string[] | undefined, kind: EntityKind): readonly string[] {
   if (given !== undefined) return decidePolicyRoles(field, given, roleTargets(ctx)[kind])
   return replace || stored === undefined ? [] : stored
 }
@@ -124,7 +134,8 @@ function tags(given: Tags | null | undefined, replace: boolean, stored: Tags | u
   return given !== undefined ? (given ?? {}) : replace || stored === undefined ? {} : stored
 }
 
-export function saveServicePolicy(ctx: GraphCtx, id: string | undefined, input: ServicePolicyFields, replace: boolean): { id: string } {
+/** Decides the service-policy a create (no id), put (`replace`) or patch would store, and the one it replaces; writes nothing. */
+export function buildServicePolicy(ctx: BuildCtx, id: string | undefined, input: ServicePolicyFields, replace: boolean): { policy: ServicePolicy; prev: ServicePolicy | undefined } {
   const s = ctx.state
   const prev = id === undefined ? undefined : s.servicePolicies.get(id)
   if (id !== undefined && !prev) throw ApiError.notFound()
@@ -140,11 +151,17 @@ export function saveServicePolicy(ctx: GraphCtx, id: string | undefined, input: 
     createdAt: prev?.createdAt ?? ctx.tx.now,
     updatedAt: ctx.tx.now,
   }
+  return { policy, prev }
+}
+
+export function saveServicePolicy(ctx: GraphCtx, id: string | undefined, input: ServicePolicyFields, replace: boolean): { id: string } {
+  const { policy, prev } = buildServicePolicy(ctx, id, input, replace)
   putPolicy(ctx, { kind: 'service-policy', policy }, prev && { kind: 'service-policy', policy: prev })
   return { id: policy.id }
 }
 
-export function saveEdgeRouterPolicy(ctx: GraphCtx, id: string | undefined, input: EdgeRouterPolicyFields, replace: boolean): { id: string } {
+/** Decides the edge-router-policy a create (no id), put (`replace`) or patch would store, and the one it replaces; writes nothing. */
+export function buildEdgeRouterPolicy(ctx: BuildCtx, id: string | undefined, input: EdgeRouterPolicyFields, replace: boolean): { policy: EdgeRouterPolicy; prev: EdgeRouterPolicy | undefined } {
   const s = ctx.state
   const prev = id === undefined ? undefined : s.edgeRouterPolicies.get(id)
   if (id !== undefined && !prev) throw ApiError.notFound()
@@ -160,16 +177,22 @@ export function saveEdgeRouterPolicy(ctx: GraphCtx, id: string | undefined, inpu
     createdAt: prev?.createdAt ?? ctx.tx.now,
     updatedAt: ctx.tx.now,
   }
+  return { policy, prev }
+}
+
+export function saveEdgeRouterPolicy(ctx: GraphCtx, id: string | undefined, input: EdgeRouterPolicyFields, replace: boolean): { id: string } {
+  const { policy, prev } = buildEdgeRouterPolicy(ctx, id, input, replace)
   putPolicy(ctx, { kind: 'edge-router-policy', policy }, prev && { kind: 'edge-router-policy', policy: prev })
   return { id: policy.id }
 }
 
-export function saveServiceEdgeRouterPolicy(
-  ctx: GraphCtx,
+/** Decides the service-edge-router-policy a create (no id), put (`replace`) or patch would store, and the one it replaces; writes nothing. */
+export function buildServiceEdgeRouterPolicy(
+  ctx: BuildCtx,
   id: string | undefined,
   input: ServiceEdgeRouterPolicyFields,
   replace: boolean,
-): { id: string } {
+): { policy: ServiceEdgeRouterPolicy; prev: ServiceEdgeRouterPolicy | undefined } {
   const s = ctx.state
   const prev = id === undefined ? undefined : s.serviceEdgeRouterPolicies.get(id)
   if (id !== undefined && !prev) throw ApiError.notFound()
@@ -186,15 +209,30 @@ export function saveServiceEdgeRouterPolicy(
     createdAt: prev?.createdAt ?? ctx.tx.now,
     updatedAt: ctx.tx.now,
   }
+  return { policy, prev }
+}
+
+export function saveServiceEdgeRouterPolicy(
+  ctx: GraphCtx,
+  id: string | undefined,
+  input: ServiceEdgeRouterPolicyFields,
+  replace: boolean,
+): { id: string } {
+  const { policy, prev } = buildServiceEdgeRouterPolicy(ctx, id, input, replace)
   putPolicy(ctx, { kind: 'service-edge-router-policy', policy }, prev && { kind: 'service-edge-router-policy', policy: prev })
   return { id: policy.id }
 }
 
-export function deletePolicy(ctx: GraphCtx, kind: AnyPolicy['kind'], id: string): void {
-  const p = ctx.state.policy(kind, id)
+/** The policy a delete would remove: it must exist and not be a system policy. */
+export function decideDeletePolicy(state: PolicyGraphReads, kind: AnyPolicy['kind'], id: string): AnyPolicy {
+  const p = state.policy(kind, id)
   if (!p) throw ApiError.notFound()
   if (p.kind === 'edge-router-policy') decideNotSystem(p.policy, 'edgeRouterPolicy', 'delete')
-  removePolicy(ctx, p)
+  return p
+}
+
+export function deletePolicy(ctx: GraphCtx, kind: AnyPolicy['kind'], id: string): void {
+  removePolicy(ctx, decideDeletePolicy(ctx.state, kind, id))
 }
 
 /** An identity is gone: drop its `@id` from every policy and its overrides. */

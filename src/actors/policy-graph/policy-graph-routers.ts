@@ -16,7 +16,7 @@ import { decideEntityRoleAttributes } from '../../domain/policy/policy-roles.ts'
 import { decideRouterRedeemable } from '../../domain/enrollment/enrollment-decide.ts'
 import type { EdgeRouterPolicy, Router, RouterEnrollment, Terminator } from '../../domain/policy/policy-types.ts'
 import type { NewRouterEnrollment, RouterFields, TerminatorFields } from './policy-graph-messages.ts'
-import { pick, putPolicy, removePolicy, stripReferences, type GraphCtx } from './policy-graph-policies.ts'
+import { pick, putPolicy, removePolicy, stripReferences, type BuildCtx, type GraphCtx } from './policy-graph-policies.ts'
 
 export const systemPolicyName = (routerId: string) => `edge-router-${routerId}-system`
 
@@ -26,14 +26,20 @@ export interface RouterCreateExtras {
   enrollment?: NewRouterEnrollment
 }
 
-export function saveRouter(
-  ctx: GraphCtx,
-  id: string | undefined,
-  input: RouterFields,
-  replace: boolean,
-  isEdge = true,
-  created: RouterCreateExtras = {},
-): { id: string } {
+/** What a router write decides: the record, the one it replaces, and whether its system edge router policy comes or goes. */
+export interface RouterDecision {
+  next: Router
+  prev: Router | undefined
+  createSystem: boolean
+  removeSystem: EdgeRouterPolicy | undefined
+}
+
+/** A router write: no id to create, `replace` for put; `isEdge` (default true) and `created` matter on create only. */
+export type RouterWriteArgs = [id: string | undefined, input: RouterFields, replace: boolean, isEdge?: boolean, created?: RouterCreateExtras]
+
+/** Decides a router create (no id), put (`replace`) or patch; writes nothing. */
+export function buildRouter(ctx: BuildCtx, ...args: RouterWriteArgs): RouterDecision {
+  const [id, input, replace, isEdge = true, created = {}] = args
   const s = ctx.state
   const prev = id === undefined ? undefined : s.routers.get(id)
   if (id !== undefined && !prev) throw ApiError.notFound()
@@ -76,6 +82,14 @@ export function saveRouter(
     createdAt: prev?.createdAt ?? ctx.tx.now,
     updatedAt: ctx.tx.now,
   }
+  return { next, prev, createSystem, removeSystem: !tunneler && system?.isSystem ? system : undefined }
+}
+
+export function saveRouter(ctx: GraphCtx, ...args: RouterWriteArgs): { id: string } {
+  const { next, prev, createSystem, removeSystem } = buildRouter(ctx, ...args)
+  const s = ctx.state
+  const edge = next.isEdge
+  const routerId = next.id
   s.putRouter(next)
   ctx.tx.put('routers', next.id, next)
   if (edge) ctx.tx.emit({ type: 'graph.router.put', router: next, ...(prev ? { previous: prev } : {}) })
@@ -92,13 +106,13 @@ export function saveRouter(
       updatedAt: ctx.tx.now,
     }
     putPolicy(ctx, { kind: 'edge-router-policy', policy })
-  } else if (!tunneler && system?.isSystem) {
-    removePolicy(ctx, { kind: 'edge-router-policy', policy: system })
+  } else if (removeSystem) {
+    removePolicy(ctx, { kind: 'edge-router-policy', policy: removeSystem })
   }
   return { id: next.id }
 }
 
-function routerEnrollment(ctx: GraphCtx, e: NewRouterEnrollment): RouterEnrollment {
+function routerEnrollment(ctx: BuildCtx, e: NewRouterEnrollment): RouterEnrollment {
   return { token: e.token, jwt: e.jwt, expiresAt: e.expiresAt, createdAt: ctx.tx.now }
 }
 

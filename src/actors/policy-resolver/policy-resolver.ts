@@ -8,7 +8,8 @@
 import type { Clock } from '../../lib/clock.ts'
 import type { Identity } from '../../domain/identity/identity-types.ts'
 import { buildPolicyIndex, indexEntitiesOf } from '../../domain/policy/policy-index-check.ts'
-import type { PolicyIndex } from '../../domain/policy/policy-index.ts'
+import { PolicyIndex } from '../../domain/policy/policy-index.ts'
+import { previewIndexChange, type IndexChange, type IndexPreview } from '../../domain/policy/policy-preview.ts'
 import type { PolicyReads } from '../../domain/policy/policy-reads.ts'
 import type { IndexPolicy, Router, Service } from '../../domain/policy/policy-types.ts'
 import type { EventBus } from '../runtime/event-bus.ts'
@@ -29,6 +30,8 @@ export interface PolicyResolver {
   readonly reads: PolicyReads
   /** The maintained index itself, for the integrity check's comparison with a rebuilt one (read only). */
   readonly index: Pick<PolicyIndex, 'dump'>
+  /** What `change` would do to the index, computed on a copy: the index itself does not move. */
+  preview(change: IndexChange): IndexPreview
   /** Classes per entity kind (diagnostics, benchmarks). */
   classCounts(): Record<string, number>
   stop(): void
@@ -64,6 +67,7 @@ export function startPolicyResolver(bus: EventBus, clock: Clock, sources: Resolv
   return {
     reads: index,
     index,
+    preview: (change) => previewIndexChange(index, change),
     classCounts: () => index.classCounts(),
     stop: () => {
       for (const unsub of subs) unsub()

@@ -11,7 +11,9 @@ import type { EntityKind } from './policy-types.ts'
 export type Relation = 'dial' | 'bind' | 'erp' | 'serp'
 
 export class EntityClass {
-  readonly members = new Set<string>()
+  /** The member ids; shared with the class of the same key in the index a copy was made from until one changes. */
+  private memberSet = new Set<string>()
+  private ownsMembers = true
   /** Policies (ids) whose side for this kind selects the class. */
   readonly policies = new Set<string>()
   /** Per relation: partner class → number of policies joining the two. */
@@ -35,24 +37,49 @@ export class EntityClass {
     readonly ownId: string | null,
   ) {}
 
+  get members(): ReadonlySet<string> {
+    return this.memberSet
+  }
+
   sortedMembers(): readonly string[] {
     if (!this.sorted) this.sorted = [...this.members].sort()
     return this.sorted
   }
 
   add(id: string): void {
-    if (this.members.has(id)) return
-    this.members.add(id)
+    if (this.memberSet.has(id)) return
+    this.writableMembers().add(id)
     this.h1 = (this.h1 + hash(id, 0x811c9dc5)) >>> 0
     this.h2 = (this.h2 + hash(id, 0x01000193)) >>> 0
     this.sorted = null
   }
 
   remove(id: string): void {
-    if (!this.members.delete(id)) return
+    if (!this.memberSet.has(id)) return
+    this.writableMembers().delete(id)
     this.h1 = (this.h1 - hash(id, 0x811c9dc5)) >>> 0
     this.h2 = (this.h2 - hash(id, 0x01000193)) >>> 0
     this.sorted = null
+  }
+
+  /**
+   * Takes the members (and their digests) of the class of the same key in another index, sharing them until one
+   * changes here (copy on write). The other class must not change while this one is in use.
+   */
+  shareMembersOf(c: EntityClass): void {
+    this.memberSet = c.memberSet
+    this.ownsMembers = false
+    this.sorted = c.sorted
+    this.h1 = c.h1
+    this.h2 = c.h2
+  }
+
+  private writableMembers(): Set<string> {
+    if (!this.ownsMembers) {
+      this.memberSet = new Set(this.memberSet)
+      this.ownsMembers = true
+    }
+    return this.memberSet
   }
 
   /** Drops every derived list. */
@@ -70,6 +97,49 @@ export class EntityClass {
 
   count(rel: Relation, partner: EntityClass): number {
     return this.links.get(rel)?.get(partner) ?? 0
+  }
+}
+
+/**
+ * Entity id → class, per kind. A copy of an index reads through to the map it was copied from, translated to its own
+ * class of the same key, until an entry changes here (copy on write): copying 100,000 entries would cost more than
+ * what a preview does with them. The map copied from must not change while the copy is in use.
+ */
+export class ClassOfMap {
+  /** Entries set here; null: deleted here though the base has it. */
+  private readonly own = new Map<string, EntityClass | null>()
+  private count: number
+
+  constructor(private readonly base?: { map: ClassOfMap; translate: (c: EntityClass) => EntityClass | undefined }) {
+    this.count = base?.map.size ?? 0
+  }
+
+  get size(): number {
+    return this.count
+  }
+
+  get(id: string): EntityClass | undefined {
+    const o = this.own.get(id)
+    if (o !== undefined) return o ?? undefined
+    if (!this.base) return undefined
+    const b = this.base.map.get(id)
+    return b && this.base.translate(b)
+  }
+
+  has(id: string): boolean {
+    return this.get(id) !== undefined
+  }
+
+  set(id: string, c: EntityClass): void {
+    if (!this.has(id)) this.count++
+    this.own.set(id, c)
+  }
+
+  delete(id: string): void {
+    if (!this.has(id)) return
+    this.count--
+    if (this.base) this.own.set(id, null)
+    else this.own.delete(id)
   }
 }
 

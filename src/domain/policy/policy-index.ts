@@ -16,6 +16,7 @@ import type { EntityKind, IndexPolicy, PolicyKind, PolicyType, Semantic } from '
 import { splitRoles, type ParsedRoles } from './policy-roles.ts'
 import {
   classKey,
+  ClassOfMap,
   EntityClass,
   intersectSorted,
   normaliseAttrs,
@@ -47,7 +48,7 @@ const perKind = <T>(make: () => T): PerKind<T> =>
 
 export class PolicyIndex implements PolicyReads {
   private readonly classes = perKind(() => new Map<string, EntityClass>())
-  private readonly classOf = perKind(() => new Map<string, EntityClass>())
+  private classOf = perKind(() => new ClassOfMap())
   /** Entity id → number of `@id` mentions in policy roles. */
   private readonly refs = perKind(() => new Map<string, number>())
   private readonly attrUse = perKind(() => new Map<string, number>())
@@ -271,6 +272,63 @@ export class PolicyIndex implements PolicyReads {
     }
     out.refs = Object.fromEntries(KINDS.map((k) => [k, Object.fromEntries([...this.refs[k].entries()].sort())]))
     return out
+  }
+
+  /**
+   * A copy to apply a change to: changing it never changes this index. Classes, links and policies are copied;
+   * member sets and the entity → class maps are shared until the copy changes them (copy on write), so the copy is
+   * valid only until this index next changes. Costs O(classes × links); change marks are not copied (the copy is for
+   * answers, not for clients). Previews apply a change to the copy with the same code as the real apply.
+   */
+  clone(): PolicyIndex {
+    const out = new PolicyIndex()
+    const map = new Map<EntityClass, EntityClass>()
+    for (const kind of KINDS) {
+      for (const [key, c] of this.classes[kind]) {
+        const d = new EntityClass(kind, key, c.attrs, c.ownId)
+        d.shareMembersOf(c)
+        for (const p of c.policies) d.policies.add(p)
+        map.set(c, d)
+        out.classes[kind].set(key, d)
+      }
+      const own = out.classes[kind]
+      out.classOf[kind] = new ClassOfMap({ map: this.classOf[kind], translate: (c) => own.get(c.key) })
+      for (const [id, n] of this.refs[kind]) out.refs[kind].set(id, n)
+      for (const [a, n] of this.attrUse[kind]) out.attrUse[kind].set(a, n)
+    }
+    for (const [c, d] of map) {
+      for (const [rel, partners] of c.links) {
+        const m = d.partners(rel)
+        for (const [p, n] of partners) m.set(map.get(p)!, n)
+      }
+    }
+    for (const [id, e] of this.entries) {
+      const sides = e.sides.map((s) => ({ kind: s.kind, roles: s.roles, classes: new Set([...s.classes].map((c) => map.get(c)!)) }))
+      const at = (s: Side) => sides[e.sides.indexOf(s)]!
+      const copy: Entry = { policy: e.policy, semantic: e.semantic, sides, pair: { rel: e.pair.rel, a: at(e.pair.a), b: at(e.pair.b) } }
+      out.entries.set(id, copy)
+      for (const s of sides) out.bySideKind[s.kind].add(copy)
+    }
+    out.lastStamp = this.lastStamp
+    return out
+  }
+
+  /** The class an entity belongs to (previews compare classes of two indexes by key). */
+  classOfEntity(kind: EntityKind, id: string): EntityClass | undefined {
+    return this.classOf[kind].get(id)
+  }
+
+  classByKey(kind: EntityKind, key: string): EntityClass | undefined {
+    return this.classes[kind].get(key)
+  }
+
+  classesOf(kind: EntityKind): Iterable<EntityClass> {
+    return this.classes[kind].values()
+  }
+
+  /** A policy as indexed. */
+  policy(id: string): IndexPolicy | undefined {
+    return this.entries.get(id)?.policy
   }
 
   // ---- internals ----

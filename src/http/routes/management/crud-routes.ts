@@ -147,6 +147,16 @@ export function subListRoute<T>(def: {
   })
 }
 
+/**
+ * A resource's write bodies: the schemas of create, put and patch, and the mapping of a checked body to the actor's
+ * fields. The routes and policy previews (insight-routes.ts) share it, so a preview reads a body as the write would.
+ */
+export interface WriteBodies {
+  schemas: { create: TSchema; put: TSchema; patch: TSchema }
+  /** `operation` absent: as the resource's put and patch map it. */
+  fields(body: object, operation?: 'create' | 'update' | 'patch'): object
+}
+
 /** Graph aggregates whose writes follow `<agg>.create|update|delete` with plain input fields. */
 export type GraphAggregate = 'configType' | 'config' | 'service' | 'terminator' | 'servicePolicy' | 'edgeRouterPolicy' | 'serviceEdgeRouterPolicy' | 'postureCheck'
 

@@ -13,6 +13,7 @@ import {
   presentFields,
   subListRoute,
   type GraphRouteDeps,
+  type WriteBodies,
 } from './crud-routes.ts'
 
 const ROUTES = {
@@ -24,14 +25,19 @@ const ROUTES = {
 
 const FIELDS = ['name', 'semantic', 'identityRoles', 'edgeRouterRoles', 'tags'] as const
 
+export const EDGE_ROUTER_POLICY_BODIES = {
+  schemas: { create: EdgeRouterPolicyCreate, put: EdgeRouterPolicyUpdate, patch: EdgeRouterPolicyPatch },
+  fields: (body) => presentFields<EdgeRouterPolicyFields>(body, FIELDS),
+} satisfies WriteBodies
+
 export function edgeRouterPolicyRoutes(deps: GraphRouteDeps): RouteDef[] {
   const sub = { tag: 'Edge Router Policy', parent: (id: string) => deps.graph.snapshot().edgeRouterPolicies.get(id) }
   return [
     ...crudRoutes({
       tag: 'Edge Router Policy', routes: ROUTES, entity: 'edge-router-policies', noun: 'edge router policy', detail: EdgeRouterPolicyDetail,
       listing: () => edgeRouterPolicyListing(deps),
-      bodies: { create: EdgeRouterPolicyCreate, put: EdgeRouterPolicyUpdate, patch: EdgeRouterPolicyPatch },
-      ...graphWrites(deps, 'edgeRouterPolicy', (body) => presentFields<EdgeRouterPolicyFields>(body, FIELDS)),
+      bodies: EDGE_ROUTER_POLICY_BODIES.schemas,
+      ...graphWrites(deps, 'edgeRouterPolicy', EDGE_ROUTER_POLICY_BODIES.fields),
     }),
     subListRoute({
       ...sub, path: ROUTES.edgeRouters, summary: 'List the edge routers an edge router policy selects', response: EdgeRouterDetail,

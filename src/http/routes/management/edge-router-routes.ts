@@ -24,6 +24,7 @@ import {
   serviceListing,
   subListRoute,
   type GraphRouteDeps,
+  type WriteBodies,
 } from './crud-routes.ts'
 
 const ROUTES = {
@@ -45,6 +46,11 @@ function toFields(body: object): RouterFields {
   return f
 }
 
+export const EDGE_ROUTER_BODIES = {
+  schemas: { create: EdgeRouterCreate, put: EdgeRouterUpdate, patch: EdgeRouterPatch },
+  fields: toFields,
+} satisfies WriteBodies
+
 export interface RouterRouteDeps extends GraphRouteDeps {
   /** The erott module: makes new routers' enrollments and re-enrolls. */
   routerEnrollments: Pick<ErottEnrollMethod, 'newEnrollment' | 'reEnroll'>
@@ -57,7 +63,7 @@ export function edgeRouterRoutes(deps: RouterRouteDeps): RouteDef[] {
     ...crudRoutes({
       tag: 'Edge Router', routes: ROUTES, entity: 'edge-routers', noun: 'edge router', detail: EdgeRouterDetail, roleFilter: true,
       listing: () => edgeRouterListing(deps),
-      bodies: { create: EdgeRouterCreate, put: EdgeRouterUpdate, patch: EdgeRouterPatch },
+      bodies: EDGE_ROUTER_BODIES.schemas,
       create: (ctx) => createRouter(deps, toFields(ctx.body), true, changeOf(ctx)),
       update: (ctx, replace) => updateRouter(deps, found(edgeRouter(ctx.params.id)).id, toFields(ctx.body), replace, changeOf(ctx)),
       remove: (ctx) => deleteRouter(deps, found(edgeRouter(ctx.params.id)).id, changeOf(ctx)),

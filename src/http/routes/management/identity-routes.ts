@@ -16,6 +16,7 @@ import { IDENTITY_SYMBOLS, IDENTITY_TYPE_SYMBOLS, toIdentityDetail, toIdentityRo
 import { AUTHENTICATOR_SYMBOLS, toAuthenticatorDetail, toAuthenticatorRow } from '../../mappers/authenticator-mapper.ts'
 import { changeOf } from '../route-change.ts'
 import { createIdentity } from '../../../flows/identity/identity-create.ts'
+import type { WriteBodies } from './crud-routes.ts'
 import type { EnrollmentMethodRegistry } from '../../../flows/enroll/enroll-method.ts'
 
 const ROUTES = {
@@ -104,6 +105,14 @@ function toFields(b: IdentityInput): IdentityFields {
   if (b.serviceHostingPrecedences !== undefined) f.serviceHostingPrecedences = b.serviceHostingPrecedences
   return f
 }
+
+export const IDENTITY_BODIES = {
+  schemas: { create: IdentityCreate, put: IdentityUpdate, patch: IdentityPatch },
+  fields: (body, operation) => {
+    const b = body as IdentityInput
+    return operation === 'create' ? { ...toFields(b), name: b.name } : toFields(b)
+  },
+} satisfies WriteBodies
 
 export function identityRoutes(deps: IdentityRouteDeps): RouteDef[] {
   const identities = identityListing(deps)

@@ -18,6 +18,7 @@ import {
   serviceListing,
   subListRoute,
   type GraphRouteDeps,
+  type WriteBodies,
 } from './crud-routes.ts'
 
 const ROUTES = {
@@ -29,6 +30,11 @@ const ROUTES = {
 
 const FIELDS = ['name', 'semantic', 'serviceRoles', 'edgeRouterRoles', 'tags'] as const
 
+export const SERVICE_EDGE_ROUTER_POLICY_BODIES = {
+  schemas: { create: ServiceEdgeRouterPolicyCreate, put: ServiceEdgeRouterPolicyUpdate, patch: ServiceEdgeRouterPolicyPatch },
+  fields: (body) => presentFields<ServiceEdgeRouterPolicyFields>(body, FIELDS),
+} satisfies WriteBodies
+
 export function serviceEdgeRouterPolicyRoutes(deps: GraphRouteDeps): RouteDef[] {
   const sub = { tag: 'Service Edge Router Policy', parent: (id: string) => deps.graph.snapshot().serviceEdgeRouterPolicies.get(id) }
   return [
@@ -36,8 +42,8 @@ export function serviceEdgeRouterPolicyRoutes(deps: GraphRouteDeps): RouteDef[] 
       tag: 'Service Edge Router Policy', routes: ROUTES, entity: 'service-edge-router-policies', noun: 'service edge router policy',
       detail: ServiceEdgeRouterPolicyDetail,
       listing: () => serviceEdgeRouterPolicyListing(deps),
-      bodies: { create: ServiceEdgeRouterPolicyCreate, put: ServiceEdgeRouterPolicyUpdate, patch: ServiceEdgeRouterPolicyPatch },
-      ...graphWrites(deps, 'serviceEdgeRouterPolicy', (body) => presentFields<ServiceEdgeRouterPolicyFields>(body, FIELDS)),
+      bodies: SERVICE_EDGE_ROUTER_POLICY_BODIES.schemas,
+      ...graphWrites(deps, 'serviceEdgeRouterPolicy', SERVICE_EDGE_ROUTER_POLICY_BODIES.fields),
     }),
     subListRoute({
       ...sub, path: ROUTES.edgeRouters, summary: 'List the edge routers a service edge router policy selects', response: EdgeRouterDetail,

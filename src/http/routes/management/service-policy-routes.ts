@@ -15,6 +15,7 @@ import {
   servicePolicyListing,
   subListRoute,
   type GraphRouteDeps,
+  type WriteBodies,
 } from './crud-routes.ts'
 
 const ROUTES = {
@@ -27,14 +28,19 @@ const ROUTES = {
 
 const FIELDS = ['name', 'type', 'semantic', 'identityRoles', 'serviceRoles', 'postureCheckRoles', 'tags'] as const
 
+export const SERVICE_POLICY_BODIES = {
+  schemas: { create: ServicePolicyCreate, put: ServicePolicyUpdate, patch: ServicePolicyPatch },
+  fields: (body) => presentFields<ServicePolicyFields>(body, FIELDS),
+} satisfies WriteBodies
+
 export function servicePolicyRoutes(deps: GraphRouteDeps): RouteDef[] {
   const sub = { tag: 'Service Policy', parent: (id: string) => deps.graph.snapshot().servicePolicies.get(id) }
   return [
     ...crudRoutes({
       tag: 'Service Policy', routes: ROUTES, entity: 'service-policies', noun: 'service policy', detail: ServicePolicyDetail,
       listing: () => servicePolicyListing(deps),
-      bodies: { create: ServicePolicyCreate, put: ServicePolicyUpdate, patch: ServicePolicyPatch },
-      ...graphWrites(deps, 'servicePolicy', (body) => presentFields<ServicePolicyFields>(body, FIELDS)),
+      bodies: SERVICE_POLICY_BODIES.schemas,
+      ...graphWrites(deps, 'servicePolicy', SERVICE_POLICY_BODIES.fields),
     }),
     subListRoute({
       ...sub, path: ROUTES.identities, summary: 'List the identities a service policy selects', response: IdentityDetail,

@@ -26,6 +26,7 @@ import {
   subListRoute,
   terminatorListing,
   type GraphRouteDeps,
+  type WriteBodies,
 } from './crud-routes.ts'
 
 const ROUTES = {
@@ -43,6 +44,11 @@ const CREATE_FIELDS = ['name', 'roleAttributes', 'configs', 'encryptionRequired'
 /** encryptionRequired is read-only after create: ignored on put and patch. */
 const UPDATE_FIELDS = CREATE_FIELDS.filter((f) => f !== 'encryptionRequired')
 
+export const SERVICE_BODIES = {
+  schemas: { create: ServiceCreate, put: ServiceUpdate, patch: ServicePatch },
+  fields: (body, operation) => presentFields<ServiceFields>(body, operation === 'create' ? CREATE_FIELDS : UPDATE_FIELDS),
+} satisfies WriteBodies
+
 /** The `policyType` query (Dial or Bind, any case) of the identity↔service lists: keep the ids holding it. */
 export function havingPermission(ids: readonly string[], policyType: unknown, permissionsOf: (id: string) => readonly string[]): readonly string[] {
   if (typeof policyType !== 'string' || policyType === '') return ids
@@ -57,9 +63,9 @@ export function serviceRoutes(deps: GraphRouteDeps): RouteDef[] {
     ...crudRoutes({
       tag: 'Service', routes: ROUTES, entity: 'services', noun: 'service', detail: ServiceDetail, roleFilter: true, clientWrites: true, listQuery: ServiceListQuery,
       listing: (ctx) => serviceListing(deps, ctx),
-      bodies: { create: ServiceCreate, put: ServiceUpdate, patch: ServicePatch },
-      ...graphWrites(deps, 'service', (body) => presentFields<ServiceFields>(body, UPDATE_FIELDS)),
-      create: (ctx) => deps.graph.ask({ type: 'service.create', input: presentFields<ServiceFields>(ctx.body, CREATE_FIELDS), change: changeOf(ctx) }),
+      bodies: SERVICE_BODIES.schemas,
+      ...graphWrites(deps, 'service', (body) => SERVICE_BODIES.fields(body, 'update')),
+      create: (ctx) => deps.graph.ask({ type: 'service.create', input: SERVICE_BODIES.fields(ctx.body, 'create') as ServiceFields, change: changeOf(ctx) }),
     }),
     subListRoute({
       ...sub, path: ROUTES.configs, summary: 'List the configs of a service', response: ConfigDetail,
