@@ -26,7 +26,7 @@ describe('copyStore', () => {
     await copyStore(store, dest)
     await store.commit([{ db: 'services', key: 's2', value: { name: 'two' } }])
     expect(statSync(dest).mode & 0o777).toBe(0o600)
-    await expect(copyStore(store, dest)).rejects.toThrow('exists already')
+    await expect(copyStore(store, dest)).rejects.toThrow('already exists')
     await store.close()
     const copy = await openStore(join(dir, 'copy'), { readOnly: true })
     expect(copy.db('services').get('s1')).toEqual({ name: 'one' })
