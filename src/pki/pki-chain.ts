@@ -93,17 +93,42 @@ export function isIssuedByTrustAnchor(opts: Pick<VerifyChainOptions, 'leaf' | 'i
   if (!(opts.leaf instanceof Uint8Array)) return false
   let leaf: X509Certificate
   let trusted: ParsedCertificate[]
-  let intermediates: ParsedCertificate[]
   try {
     leaf = new X509Certificate(opts.leaf)
     trusted = opts.trusted.flatMap(toParsedAnchor)
-    intermediates = (opts.intermediates ?? []).flatMap(toParsed)
   } catch {
     return false
   }
   if (opts.at < leaf.validFromDate.getTime()) return false
   if (opts.at > leaf.validToDate.getTime() && opts.allowExpired !== true) return false
-  return reachesAnchor(leaf, [], { at: opts.at, allowExpired: opts.allowExpired === true, trusted, intermediates })
+  const state = { at: opts.at, allowExpired: opts.allowExpired === true, trusted }
+  // an anchor that signed the leaf itself needs no intermediate read (a client often sends its issuer along)
+  if (reachesAnchor(leaf, [], { ...state, intermediates: [] })) return true
+  if (!opts.intermediates?.length) return false
+  let intermediates: ParsedCertificate[]
+  try {
+    intermediates = opts.intermediates.flatMap(toParsedIntermediate)
+  } catch {
+    return false
+  }
+  return reachesAnchor(leaf, [], { ...state, intermediates })
+}
+
+/**
+ * Intermediates given as DER, parsed once per DER: the same few CA certificates come with every login of the
+ * clients they issued. Bounded like the anchors: ever new certificates only empty it.
+ */
+const parsedIntermediates = new Map<string, ParsedCertificate>()
+function toParsedIntermediate(input: CertificateInput): ParsedCertificate[] {
+  if (!(input instanceof Uint8Array)) return toParsed(input)
+  const key = Buffer.from(input).toString('base64')
+  let parsed = parsedIntermediates.get(key)
+  if (!parsed) {
+    parsed = readCertificateDer(input)
+    if (parsedIntermediates.size >= MAX_PARSED_ANCHORS) parsedIntermediates.clear()
+    parsedIntermediates.set(key, parsed)
+  }
+  return [parsed]
 }
 
 /** Whether an issuer chain from `child` (with the CA certificates `above` already between it and the leaf) ends at an anchor. */
