@@ -9,7 +9,7 @@ import type { DeepReadonly } from '../../lib/deep-readonly.ts'
 export const IDENTITY_TYPES = ['User', 'Device', 'Service', 'Router', 'Default'] as const
 export type IdentityTypeId = (typeof IDENTITY_TYPES)[number]
 
-/** The only authentication policy until the auth-policy resource lands. */
+/** The built-in authentication policy every identity names unless it names another (created by migration 1 → 2). */
 export const DEFAULT_AUTH_POLICY = { id: 'default', name: 'Default' } as const
 
 export const HOSTING_PRECEDENCES = ['default', 'required', 'failed'] as const

@@ -13,7 +13,7 @@ import type { ChangeContext } from '../../actors/runtime/actor-runtime.ts'
 
 export interface JwtSignerDeleteDeps {
   ca: CaActor
-  /** The ids of the authentication policies that name the signer (none until policies can be written). */
+  /** The ids of the authentication policies that name the signer (`policiesNamingSigner` over the identity actor). */
   policiesNaming(signerId: string): readonly string[]
 }
 
