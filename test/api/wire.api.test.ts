@@ -7,7 +7,7 @@ import { parseCertificatePem } from '../../src/pki/pki-certs.ts'
 import { ApiErrorBody } from '../../schemas/common.ts'
 import { API_ERRORS } from '../../src/errors/error-codes.ts'
 import { expectError, expectStatus, startTestServer, type TestServer } from '../support/harness.ts'
-import { hasOpenssl, runOpenssl } from '../support/pki.ts'
+import { hasOpenssl, makeTestCa, runOpenssl } from '../support/pki.ts'
 
 let srv: TestServer
 beforeAll(async () => {
@@ -169,5 +169,25 @@ describe('GET /summary', () => {
 
   it('is admin only', async () => {
     expectError(await srv.mgmt.get('/summary', { session: null }), 401, 'UNAUTHORIZED')
+  })
+
+  it('counts enrollments, MFA records, CAs and service sessions as their resources list them', async () => {
+    const count = async () => (await srv.mgmt.get('/summary')).body.data as Record<string, number>
+    const before = await count()
+    await srv.create('/identities', { name: 'summary-enrollee', type: 'User', isAdmin: false, enrollment: { ott: true } })
+    const ca = await makeTestCa({ commonName: 'summary CA', clock: srv.clock })
+    await srv.create('/cas', { name: 'summary-ca', certPem: ca.certPem, isAutoCaEnrollmentEnabled: false, isOttCaEnrollmentEnabled: false, isAuthEnabled: false, identityRoles: [] })
+    const userId = await srv.create('/identities', { name: 'summary-mfa', type: 'User', isAdmin: false })
+    expectStatus(await srv.mgmt.post('/authenticators', { identityId: userId, method: 'updb', username: 'summary-mfa', password: 'summary-pass-1' }), 201)
+    const user = srv.as(await srv.login('summary-mfa', 'summary-pass-1', 'client'), 'client')
+    expectStatus(await user.post('/current-identity/mfa', {}), 201)
+    const after = await count()
+    expect(after.enrollments).toBe(before.enrollments + 1)
+    expect(after.cas).toBe(before.cas + 1)
+    expect(after.mfas).toBe(before.mfas + 1)
+    expect(after.enrollments).toBe((await srv.mgmt.get('/enrollments')).body.meta.pagination.totalCount)
+    expect(after.cas).toBe((await srv.mgmt.get('/cas')).body.meta.pagination.totalCount)
+    expect(after.sessions).toBe((await srv.mgmt.get('/sessions')).body.meta.pagination.totalCount)
+    expect(after.apiSessionCertificates).toBe(0)
   })
 })

@@ -112,6 +112,10 @@ export class IdentityState implements IdentityReads {
     const id = this.certByFingerprint.get(fingerprint)
     return id ? this.authenticators.get(id) : undefined
   }
+  mfaCount(): number {
+    return this.mfas.size
+  }
+
   mfaOf(identityId: string): Mfa | undefined {
     return this.mfas.get(identityId)
   }

@@ -43,4 +43,6 @@ export interface IdentityReads extends IdentityLookup, AuthPolicyLookup {
   identityIdsWithAuthPolicy(policyId: string): string[]
   /** The identity's MFA record (TOTP), Started or Verified. */
   mfaOf(identityId: string): Mfa | undefined
+  /** How many identities have an MFA record, Started or Verified. */
+  mfaCount(): number
 }

@@ -1,4 +1,8 @@
-/** Management API: resource counts. Keys follow the real controller's store names; stores edgeplane lacks count 0. */
+/**
+ * Management API: resource counts. Keys follow the real controller's store names (controller-behaviour.md §10); stores
+ * edgeplane lacks (revocations) count 0. `sessions` are service sessions, `enrollments` the outstanding
+ * enrollments the /enrollments resource lists.
+ */
 import { POSTURE_CHECK_TYPES } from '../../../domain/posture/posture-types.ts'
 import type { IdentityActor } from '../../../actors/identity/identity-actor.ts'
 import type { SessionRegistryActor } from '../../../actors/session-registry/session-registry-actor.ts'
@@ -17,20 +21,22 @@ export function summaryRoutes(deps: { identities: IdentityActor; sessions: Sessi
       handle: () => {
         const ids = deps.identities.snapshot()
         const g = deps.graph.snapshot()
+        const sessions = deps.sessions.snapshot()
+        const ca = deps.ca.snapshot()
         return ok({
-          apiSessionCertificates: 0,
-          apiSessions: deps.sessions.snapshot().byId.size,
+          apiSessionCertificates: sessions.sessionCertificates.size,
+          apiSessions: sessions.byId.size,
           authPolicies: ids.authPolicies.size,
           authenticators: ids.authenticators.size,
-          cas: 0,
+          cas: ca.cas.size,
           configTypes: g.configTypes.size,
           configs: g.configs.size,
           edgeRouterPolicies: g.edgeRouterPolicies.size,
-          enrollments: 0,
-          externalJwtSigners: deps.ca.snapshot().jwtSigners.size,
+          enrollments: ids.enrollments.size,
+          externalJwtSigners: ca.jwtSigners.size,
           identities: ids.identities.size,
           identityTypes: IDENTITY_TYPES.length,
-          mfas: 0,
+          mfas: ids.mfaCount(),
           postureCheckTypes: POSTURE_CHECK_TYPES.length,
           postureChecks: g.postureChecks.size,
           revocations: 0,
@@ -39,7 +45,7 @@ export function summaryRoutes(deps: { identities: IdentityActor; sessions: Sessi
           serviceEdgeRouterPolicies: g.serviceEdgeRouterPolicies.size,
           servicePolicies: g.servicePolicies.size,
           services: g.services.size,
-          sessions: 0,
+          sessions: sessions.serviceSessions.size,
           terminators: g.terminators.size,
         })
       },
