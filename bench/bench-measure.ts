@@ -102,7 +102,7 @@ async function loadInProcess(spec: LoadSpec): Promise<Load> {
 /** Whether wrk is available, checked once at start so the run says which client it uses. */
 export function loadGeneratorNote(): string {
   if (WRK) {
-    const version = spawnSync(WRK, ['--version'], { encoding: 'utf8' }).stdout.split('\n')[0]?.trim()
+    const version = spawnSync(WRK, ['--version'], { encoding: 'utf8' }).stdout.split('\n')[0]?.replace(/ Copyright.*$/, '').trim()
     return `load generator: ${version || 'wrk'} (bench/wrk-bench.lua)`
   }
   return 'load generator: in-process Bun fetch client (wrk not found; `apt-get install wrk` for steadier figures)'

@@ -70,6 +70,14 @@ function medianByCpu(runs: readonly Measured[]): Measured {
   return [...runs].sort((a, b) => a.cpuUsPerRequest - b.cpuUsPerRequest)[Math.floor(runs.length / 2)]
 }
 
+/** The median over rounds of a's CPU per request divided by b's in the same round. */
+function cpuRatio(a: readonly Measured[], b: readonly Measured[]): number {
+  const ratios = a.map((m, i) => m.cpuUsPerRequest / b[i].cpuUsPerRequest).sort((x, y) => x - y)
+  return ratios[Math.floor(ratios.length / 2)]
+}
+
+const joined = (...parts: string[]) => parts.filter(Boolean).join(', ')
+
 /** "min–max" of a value over runs. */
 function rangeOf(runs: readonly Measured[], value: (m: Measured) => number, digits: number): string {
   const values = runs.map(value)
@@ -92,42 +100,44 @@ async function main(): Promise<Target[]> {
     }
     const adminToken = await login(mgmt)
     const versionBody = await (await fetch(`${server.url}/version`, { tls } as RequestInit)).text()
-    const floors = {} as Record<'bridge' | 'bun', Measured>
-    let version!: Measured
     const reads = (url: string, extra: Partial<LoadSpec> = {}): LoadSpec => ({ url, connections: READ_CONNECTIONS, durationMs, ...extra })
+    const sessions = [await login(client), await login(client)]
 
-    // the baselines run in their own processes; each is warmed up (TLS sessions, JIT), then the three GET /version
-    // servers are measured in turns, ROUNDS times, so a burst of other work on the machine falls on all of them; the
-    // figure printed for each is its round with the median CPU per request, with the range over the rounds
+    // the baselines run in their own processes. The four read figures are warmed up (TLS sessions, JIT), then measured
+    // in turns, ROUNDS times, so a burst of other work on the machine falls on all of them. Each figure printed is its
+    // round with the median CPU per request (with the range over the rounds); each ratio is the median of the ratios
+    // within a round, where the two figures ran seconds apart.
     const bridge = await startFloor('bridge', dataDir, versionBody)
     const bun = await startFloor('bun', dataDir, versionBody)
+    let rounds: Measured[][]
     try {
       const servers = [
-        { name: `floor: bare node:tls -> node:http bridge, c=${READ_CONNECTIONS}`, pid: bridge.pid, url: `${bridge.url}/version` },
-        { name: `ceiling: Bun.serve with TLS, c=${READ_CONNECTIONS}`, pid: bun.pid, url: `${bun.url}/version` },
-        { name: `GET /version, c=${READ_CONNECTIONS}`, pid: server.pid, url: `${server.url}/version` },
+        { pid: bridge.pid, spec: reads(`${bridge.url}/version`) },
+        { pid: bun.pid, spec: reads(`${bun.url}/version`) },
+        { pid: server.pid, spec: reads(`${server.url}/version`) },
+        { pid: server.pid, spec: reads(`${client}/current-identity`, { sessions }) },
       ]
-      for (const s of servers) await measure(s.pid, reads(s.url, { durationMs: 1000 }))
-      const rounds: Measured[][] = servers.map(() => [])
+      for (const s of servers) await measure(s.pid, { ...s.spec, durationMs: 1000 })
+      rounds = servers.map(() => [])
       for (let r = 0; r < ROUNDS; r++) {
-        for (const [i, s] of servers.entries()) rounds[i].push(await measure(s.pid, reads(s.url)))
+        for (const [i, s] of servers.entries()) rounds[i].push(await measure(s.pid, s.spec))
       }
-      ;[floors.bridge, floors.bun, version] = rounds.map(medianByCpu)
-      const spread = (i: number) => ROUNDS > 1 ? `${ROUNDS} rounds: CPU/req ${rangeOf(rounds[i], (m) => m.cpuUsPerRequest, 0)} µs, req/s ${rangeOf(rounds[i], (m) => m.perSecond, 0)}` : ''
-      printServerFigure(servers[0].name, floors.bridge, spread(0))
-      printServerFigure(servers[1].name, floors.bun, spread(1))
-      printServerFigure(servers[2].name, version,
-        [`CPU ${ratio(version.cpuUsPerRequest, floors.bridge.cpuUsPerRequest)} bridge, ${ratio(version.cpuUsPerRequest, floors.bun.cpuUsPerRequest)} Bun.serve`, spread(2)].filter(Boolean).join(', '))
     } finally {
       await Promise.all([bridge.stop(), bun.stop()])
     }
-    targets.push({ name: 'GET /version CPU/req vs bare bridge', value: version.cpuUsPerRequest / floors.bridge.cpuUsPerRequest, op: '<=', limit: 1.25, from: 'CPU/req' })
-
-    const sessions = [await login(client), await login(client)]
-    const current = await measure(server.pid, reads(`${client}/current-identity`, { sessions }))
-    printServerFigure(`authenticated GET /current-identity, c=${READ_CONNECTIONS}`, current,
-      `CPU ${ratio(current.cpuUsPerRequest, version.cpuUsPerRequest)} GET /version, ${ratio(current.cpuUsPerRequest, floors.bridge.cpuUsPerRequest)} bridge`)
-    targets.push({ name: 'GET /current-identity CPU/req vs GET /version', value: current.cpuUsPerRequest / version.cpuUsPerRequest, op: '<=', limit: 1.3, from: 'CPU/req' })
+    const [bridgeRounds, bunRounds, versionRounds, currentRounds] = rounds
+    const spread = (runs: readonly Measured[]) =>
+      ROUNDS > 1 ? `${ROUNDS} rounds: CPU/req ${rangeOf(runs, (m) => m.cpuUsPerRequest, 0)} µs, req/s ${rangeOf(runs, (m) => m.perSecond, 0)}` : ''
+    const versionVsBridge = cpuRatio(versionRounds, bridgeRounds)
+    const currentVsVersion = cpuRatio(currentRounds, versionRounds)
+    printServerFigure(`floor: bare node:tls -> node:http bridge, c=${READ_CONNECTIONS}`, medianByCpu(bridgeRounds), spread(bridgeRounds))
+    printServerFigure(`ceiling: Bun.serve with TLS, c=${READ_CONNECTIONS}`, medianByCpu(bunRounds), spread(bunRounds))
+    printServerFigure(`GET /version, c=${READ_CONNECTIONS}`, medianByCpu(versionRounds),
+      joined(`CPU ${versionVsBridge.toFixed(2)}× bridge, ${cpuRatio(versionRounds, bunRounds).toFixed(2)}× Bun.serve`, spread(versionRounds)))
+    printServerFigure(`authenticated GET /current-identity, c=${READ_CONNECTIONS}`, medianByCpu(currentRounds),
+      joined(`CPU ${currentVsVersion.toFixed(2)}× GET /version, ${cpuRatio(currentRounds, bridgeRounds).toFixed(2)}× bridge`, spread(currentRounds)))
+    targets.push({ name: 'GET /version CPU/req vs bare bridge', value: versionVsBridge, op: '<=', limit: 1.25, from: 'CPU/req' })
+    targets.push({ name: 'GET /current-identity CPU/req vs GET /version', value: currentVsVersion, op: '<=', limit: 1.3, from: 'CPU/req' })
 
     // raw verifies run in this process (the argon2 thread pool): its own CPU per verify is the baseline
     const phc = await hash(PASSWORD, ARGON2_PARAMS)
