@@ -7,6 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { defaultAdvertise, formatHostPort, resolveConfig, type ConfigFlags } from '../config/config.ts'
+import { callJson } from '../lib/json-call.ts'
 
 /** The flags every controller command takes. */
 export const SESSION_OPTIONS = {
@@ -48,30 +49,24 @@ export async function openSession(values: Record<string, unknown>, env: CliIo['e
   const url = ((values.url as string | undefined) ?? `https://${formatHostPort(config.advertise ?? defaultAdvertise({ host: config.listenHost, port: config.listenPort }))}`).replace(/\/+$/, '')
   const caFile = (values.ca as string | undefined) ?? join(config.dataDir, 'pki', 'root-ca.cert.pem')
   if (values.ca !== undefined && !existsSync(caFile)) throw new CliError(`--ca ${caFile}: no such file`)
-  const tls = existsSync(caFile) ? { ca: readFileSync(caFile, 'utf8') } : {}
+  const tls = existsSync(caFile) ? { ca: readFileSync(caFile, 'utf8') } : undefined
   const username = (values.username as string | undefined) ?? env.EDGEPLANE_USERNAME ?? env.EDGEPLANE_ADMIN_USERNAME ?? 'admin'
   const password = (values.password as string | undefined) ?? env.EDGEPLANE_PASSWORD ?? env.EDGEPLANE_ADMIN_PASSWORD
   if (!password) throw new CliError('an admin password is needed: --password or EDGEPLANE_PASSWORD')
   const api = `${url}/edge/management/v1`
   const call = async (method: string, path: string, body?: unknown, token?: string): Promise<unknown> => {
-    let res: Response
+    let answer: Awaited<ReturnType<typeof callJson>>
     try {
-      res = await fetch(`${api}${path}`, {
-        method,
-        headers: { accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(token ? { 'zt-session': token } : {}) },
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-        tls,
-      } as RequestInit)
+      answer = await callJson(`${api}${path}`, method, { token, body, tls })
     } catch (e) {
       throw new CliError(`cannot reach ${url}: ${(e as Error).message}`)
     }
-    const parsed = (await res.json().catch(() => undefined)) as { data?: unknown; error?: { code?: string; message?: string; cause?: unknown } } | undefined
-    if (!res.ok) {
-      const err = parsed?.error
+    if (answer.status < 200 || answer.status > 299) {
+      const err = answer.envelope?.error
       const cause = err?.cause ? ` (${JSON.stringify(err.cause)})` : ''
-      throw new CliError(`${method} ${path}: ${res.status} ${err?.code ?? ''} ${err?.message ?? ''}${cause}`.trim())
+      throw new CliError(`${method} ${path}: ${answer.status} ${err?.code ?? ''} ${err?.message ?? ''}${cause}`.trim())
     }
-    return parsed?.data
+    return answer.envelope?.data
   }
   const login = (await call('POST', '/authenticate?method=password', { username, password })) as { token: string }
   return {

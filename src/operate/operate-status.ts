@@ -5,6 +5,7 @@
 import { lstat, readdir, readFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { pathExists } from '../lib/path-exists.ts'
+import { callJson } from '../lib/json-call.ts'
 import { CONTROLLER_PKI_FILES } from '../pki/pki-bootstrap.ts'
 import { parseCertificatePem } from '../pki/pki-certs.ts'
 import { storePathOf } from '../store/store-env.ts'
@@ -118,18 +119,8 @@ export async function readServerStatus(o: ServerStatusOptions): Promise<ServerSt
   const base = o.url.replace(/\/+$/, '')
   const tls = o.insecure ? { rejectUnauthorized: false } : o.caPem !== undefined ? { ca: o.caPem } : undefined
   const call = async (method: string, path: string, token?: string, body?: unknown) => {
-    const headers: Record<string, string> = { accept: 'application/json' }
-    if (token) headers['zt-session'] = token
-    if (body !== undefined) headers['content-type'] = 'application/json'
-    const res = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), tls } as RequestInit)
-    const text = await res.text()
-    let json: { data?: Record<string, unknown> } | undefined
-    try {
-      json = JSON.parse(text) as { data?: Record<string, unknown> }
-    } catch {
-      json = undefined
-    }
-    return { status: res.status, data: json?.data ?? {} }
+    const { status, envelope } = await callJson(`${base}${path}`, method, { token, body, tls })
+    return { status, data: (envelope?.data ?? {}) as Record<string, unknown> }
   }
   const login = await call('POST', `${MGMT}/authenticate?method=password`, undefined, { username: o.username, password: o.password })
   if (login.status !== 200 || typeof login.data.token !== 'string') throw new Error(`login as ${o.username} at ${base} failed (HTTP ${login.status})`)

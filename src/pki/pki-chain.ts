@@ -15,6 +15,7 @@ import {
   type ParsedCertificate,
 } from './pki-certs.ts'
 import { X509Certificate } from 'node:crypto'
+import { BoundedMap } from '../lib/bounded-map.ts'
 import { authorityKeyIdOf, canSignCertificates, isCaCertificate, pathLenOf, subjectKeyIdOf } from './pki-extensions.ts'
 
 /** Why a chain did not verify; the first failure met on the most promising path. */
@@ -50,6 +51,8 @@ export interface VerifyChainOptions {
 }
 
 const MAX_PATH = 8
+/** How many parsed anchors (PEM texts) and parsed intermediates (DER) are kept, each. */
+const MAX_PARSED_CERTIFICATES = 1_000
 
 /**
  * Builds and verifies a path from `leaf` to a trusted certificate. Tries every candidate issuer (matched by name,
@@ -116,16 +119,15 @@ export function isIssuedByTrustAnchor(opts: Pick<VerifyChainOptions, 'leaf' | 'i
 
 /**
  * Intermediates given as DER, parsed once per DER: the same few CA certificates come with every login of the
- * clients they issued. Bounded like the anchors: ever new certificates only empty it.
+ * clients they issued. Bounded like the anchors: ever new certificates push out the oldest.
  */
-const parsedIntermediates = new Map<string, ParsedCertificate>()
+const parsedIntermediates = new BoundedMap<string, ParsedCertificate>(MAX_PARSED_CERTIFICATES)
 function toParsedIntermediate(input: CertificateInput): ParsedCertificate[] {
   if (!(input instanceof Uint8Array)) return toParsed(input)
   const key = Buffer.from(input).toString('base64')
   let parsed = parsedIntermediates.get(key)
   if (!parsed) {
     parsed = readCertificateDer(input)
-    if (parsedIntermediates.size >= MAX_PARSED_ANCHORS) parsedIntermediates.clear()
     parsedIntermediates.set(key, parsed)
   }
   return [parsed]
@@ -256,16 +258,14 @@ function opensslOf(parsed: ParsedCertificate): X509Certificate {
 
 /**
  * Trust anchors parsed once per PEM text: certificate login passes the same few anchors on every login, and parsing
- * them (asn1js) cost more than the whole verification. Bounded: a caller passing ever new anchors only empties it.
+ * them (asn1js) cost more than the whole verification. Bounded: ever new anchors push out the oldest.
  */
-const parsedAnchors = new Map<string, ParsedCertificate[]>()
-const MAX_PARSED_ANCHORS = 1_000
+const parsedAnchors = new BoundedMap<string, ParsedCertificate[]>(MAX_PARSED_CERTIFICATES)
 function toParsedAnchor(input: CertificateInput): ParsedCertificate[] {
   if (typeof input !== 'string') return toParsed(input)
   let parsed = parsedAnchors.get(input)
   if (!parsed) {
     parsed = toParsed(input)
-    if (parsedAnchors.size >= MAX_PARSED_ANCHORS) parsedAnchors.clear()
     parsedAnchors.set(input, parsed)
   }
   return parsed

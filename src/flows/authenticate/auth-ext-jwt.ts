@@ -9,7 +9,7 @@
  * - the claim `claimsProperty` (a non-empty string) names the identity: its id, or its `externalId` when the signer
  *   has `useExternalId`
  * - primary: the signer must be enabled, and the identity's policy must allow ext-jwt (`primary.extJwt.allowed`) and
- *   this signer (`allowedSigners`, null = any); every refusal is 401 UNAUTHORIZED with the realm
+ *   this signer (`allowedSigners`, null or empty = any); every refusal is 401 UNAUTHORIZED with the realm
  *   `openziti-primary-ext-jwt` (error missing, invalid or expired; ids and issuers of the enabled signers)
  * - secondary: only the required signer's tokens count, it must be enabled, and the token must name the session's own
  *   identity; while no such token comes with a request the session owes the EXT-JWT auth query and is partial for
