@@ -18,6 +18,7 @@
  * minutes; 'large-posture' is 'large' with posture checks on a quarter of the service policies.
  * `bun run bench soak [minutes]` runs only the soak (bench/bench-soak.ts): mixed load at a steady rate, resident memory
  * and p99 sampled each minute (10 minutes unless told; SOAK_RATE requests per second, default 100).
+ * `bun run bench reads` runs only the four read figures (bridge, Bun.serve, GET /version, GET /current-identity).
  * Environment: BENCH_SECONDS (per figure, default 3); BENCH_ROUNDS (rounds of the GET /version figures, default 3);
  * BENCH_NO_WRK=1 uses the in-process client even with wrk.
  */
@@ -84,7 +85,8 @@ function rangeOf(runs: readonly Measured[], value: (m: Measured) => number, digi
   return `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`
 }
 
-async function main(): Promise<Target[]> {
+/** The whole run, or (`readsOnly`) only the four read figures measured in turns. */
+async function main(readsOnly = false): Promise<Target[]> {
   const dataDir = mkdtempSync(join(tmpdir(), 'edgeplane-bench-'))
   const server = await startController(dataDir, PASSWORD)
   const mgmt = `${server.url}/edge/management/v1`
@@ -138,6 +140,7 @@ async function main(): Promise<Target[]> {
       joined(`CPU ${currentVsVersion.toFixed(2)}× GET /version, ${cpuRatio(currentRounds, bridgeRounds).toFixed(2)}× bridge`, spread(currentRounds)))
     targets.push({ name: 'GET /version CPU/req vs bare bridge', value: versionVsBridge, op: '<=', limit: 1.25, from: 'CPU/req' })
     targets.push({ name: 'GET /current-identity CPU/req vs GET /version', value: currentVsVersion, op: '<=', limit: 1.3, from: 'CPU/req' })
+    if (readsOnly) return targets
 
     // raw verifies run in this process (the argon2 thread pool): its own CPU per verify is the baseline
     const phc = await hash(PASSWORD, ARGON2_PARAMS)
@@ -210,6 +213,8 @@ if (process.argv[2] === 'policy') {
     rate: Number(process.env.SOAK_RATE ?? 100),
     sampleSeconds: Number(process.env.SOAK_SAMPLE_SECONDS ?? 60),
   })
+} else if (process.argv[2] === 'reads') {
+  printTargets(await main(true))
 } else {
   const targets = await main()
   console.log('')

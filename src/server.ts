@@ -455,7 +455,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     maxBodyBytes: MAX_BODY_BYTES,
     handle: (req, requestId) => app.handle(req, requestId),
     log,
-    logRequest: (r) => logger.info({ ...r }, 'request'),
+    logRequest: (r) => logger.request(r),
   })
   // a wildcard bind is reached locally at localhost
   const listenUrl = `https://${formatHostPort(defaultAdvertise({ host, port: listener.port }))}`
@@ -490,6 +490,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       await sessions.ask({ type: 'apiSession.flushActivity' })
       await Promise.all([identities.stop(), sessions.stop(), graph.stop(), ca.stop()])
       await store.close()
+      logger.flush()
     },
   }
 }

@@ -13,6 +13,7 @@ import tls from 'node:tls'
 import type { AddressInfo, Socket } from 'node:net'
 import { ApiError } from '../errors/api-error.ts'
 import { newShortId } from '../lib/ids.ts'
+import type { RequestLine } from '../lib/logger.ts'
 import { renderedBody } from './http-body.ts'
 import { renderApiError, renderThrown } from './http-errors.ts'
 import { attachPeer, peerOfSocket } from './peer-cert.ts'
@@ -30,14 +31,7 @@ export interface ListenerOptions {
 }
 
 /** One answered request, as its log line says it: never its headers, query or body. */
-export interface AnsweredRequest {
-  requestId: string
-  method: string
-  path: string
-  status: number
-  ms: number
-  remoteAddress: string
-}
+export type AnsweredRequest = RequestLine
 
 /** `host[:port]` of RFC 9110 §7.2: a registered name, an IPv4 address or a bracketed IPv6 literal, a port up to 65535 (may be empty). */
 const HOST_HEADER = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]+)(?::(\d{0,5}))?$/
