@@ -453,7 +453,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     port: opts.port ?? 1280,
     tls: await ca.ask({ type: 'ca.tlsCredentials' }),
     maxBodyBytes: MAX_BODY_BYTES,
-    handle: (req, requestId) => app.handle(req, requestId),
+    handle: (call) => app.handle(call),
     log,
     logRequest: (r) => logger.request(r),
   })

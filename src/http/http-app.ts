@@ -21,7 +21,8 @@ import { parseJsonBody } from './http-json.ts'
 import { validatorOf } from './http-validate.ts'
 import { API_PREFIX, type ApiName, type RouteDef } from './http-route.ts'
 import { isPublicRoute, type AuthContext, type SessionResolver } from './http-auth.ts'
-import { attachPeer, peerOf } from './peer-cert.ts'
+import { attachPeer } from './peer-cert.ts'
+import type { Answer, IncomingCall } from './http-call.ts'
 import type { HttpMetrics, RequestRecorder } from './http-metrics.ts'
 import type { WriteQueue } from './http-write-queue.ts'
 
@@ -52,8 +53,8 @@ function pathMatcher(path: string): RegExp {
 }
 
 export interface App {
-  /** Answers a request; `requestId` is the listener's id of it (a new one when absent). */
-  handle(req: Request, requestId?: string): Promise<Response>
+  /** Answers a request as the listener read it. */
+  handle(call: IncomingCall): Promise<Answer>
 }
 
 const requestIds = new WeakMap<Request, string>()
@@ -154,49 +155,44 @@ export function buildApp(routes: readonly RouteDef[], deps: AppDeps): App {
   }
   app.compile()
 
+  /** The headers of every answer that do not depend on it. */
+  const staticHeaders = [
+    'server', `edgeplane/${deps.version}`,
+    'ziti-instance-id', deps.instanceId,
+    ...Object.entries(CORS_HEADERS).flat(),
+  ]
   /**
    * The common headers; `server-timing` carries the time spent in the app (benchmarks read it). The answer is recorded
    * under the route that served `req` (or as `other`).
    */
-  const common = (res: Response, origin: string | null, startedAt: number, req?: Request): Response => {
+  const common = (response: Response, origin: string | null, startedAt: number, req?: Request): Answer => {
     const ms = performance.now() - startedAt
     const recorder = req ? recorders.get(req) : undefined
-    ;(recorder ?? deps.metrics?.other)?.(res.status, ms)
-    res.headers.set('server-timing', `app;dur=${ms.toFixed(3)}`)
-    res.headers.set('server', `edgeplane/${deps.version}`)
-    res.headers.set('ziti-instance-id', deps.instanceId)
-    res.headers.set('access-control-allow-origin', origin ?? '*')
-    if (origin) res.headers.set('vary', 'Origin')
-    for (const [k, v] of Object.entries(CORS_HEADERS)) res.headers.set(k, v)
-    return res
+    ;(recorder ?? deps.metrics?.other)?.(response.status, ms)
+    const headers = ['server-timing', `app;dur=${ms.toFixed(3)}`, 'access-control-allow-origin', origin ?? '*', ...staticHeaders]
+    if (origin) headers.push('vary', 'Origin')
+    return { response, headers }
   }
 
   return {
-    async handle(req: Request, requestId: string = newShortId()): Promise<Response> {
+    async handle(call: IncomingCall): Promise<Answer> {
       const startedAt = performance.now()
-      const origin = req.headers.get('origin')
-      if (req.method === 'OPTIONS') return common(new Response(null, { status: 200 }), origin, startedAt)
-      const url = new URL(req.url)
-      const root = Object.hasOwn(deps.rootRoutes, url.pathname) ? deps.rootRoutes[url.pathname] : undefined
-      if (root && (req.method === 'GET' || req.method === 'HEAD')) {
-        try {
-          return common(await root(req), origin, startedAt)
-        } catch (e) {
-          return common(renderThrown(e, thrownAt(req, requestId), deps.log), origin, startedAt)
-        }
-      }
-      let target = req
-      const aliased = aliasPath(url.pathname)
-      if (aliased !== url.pathname) {
-        url.pathname = aliased
-        target = new Request(url.toString(), req)
-        attachPeer(target, peerOf(req))
-      }
-      requestIds.set(target, requestId)
+      const origin = call.headers.get('origin')
+      if (call.method === 'OPTIONS') return common(new Response(null, { status: 200 }), origin, startedAt)
+      // the one URL parse (it also resolves dot segments and percent-encoding) and the one Request of the call, made
+      // for the aliased path
+      const url = new URL(call.target, call.origin)
+      const root = (call.method === 'GET' || call.method === 'HEAD') && Object.hasOwn(deps.rootRoutes, url.pathname) ? deps.rootRoutes[url.pathname] : undefined
+      const aliased = root ? url.pathname : aliasPath(url.pathname)
+      if (aliased !== url.pathname) url.pathname = aliased
+      const request = new Request(url.href, { method: call.method, headers: call.headers, body: call.body })
+      attachPeer(request, call.peer)
+      requestIds.set(request, call.requestId)
       try {
-        return common(await app.handle(target), origin, startedAt, target)
+        if (root) return common(await root(request), origin, startedAt)
+        return common(await app.handle(request), origin, startedAt, request)
       } catch (e) {
-        return common(renderThrown(e, thrownAt(req, requestId), deps.log), origin, startedAt, target)
+        return common(renderThrown(e, thrownAt(request, call.requestId), deps.log), origin, startedAt, request)
       }
     },
   }

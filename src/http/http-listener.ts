@@ -1,6 +1,7 @@
 /**
  * The HTTPS listener: a node:tls server that requests (not requires) a client certificate, whose sockets are handed
- * to a node:http server; each request becomes a fetch Request (with its peer info beside it) for the Elysia app.
+ * to a node:http server; each request is handed to the app as a call (http-call.ts: method, target, headers, body,
+ * peer info), and its answer written with the app's common headers in one go.
  * Bun.serve cannot expose the peer certificate, hence this bridge. Rules kept here:
  * - Every request gets one request id, passed to the app, and one log line once it is answered.
  * - Bodies over the limit are refused with 413; a malformed Host header or request target with 400.
@@ -16,14 +17,15 @@ import { newShortId } from '../lib/ids.ts'
 import type { RequestLine } from '../lib/logger.ts'
 import { renderedBody } from './http-body.ts'
 import { renderApiError, renderThrown } from './http-errors.ts'
-import { attachPeer, peerOfSocket } from './peer-cert.ts'
+import { peerOfSocket } from './peer-cert.ts'
+import type { Answer, IncomingCall } from './http-call.ts'
 
 export interface ListenerOptions {
   host: string
   port: number
   tls: { key: string; cert: string; ca?: string }
   maxBodyBytes: number
-  handle: (req: Request, requestId: string) => Promise<Response>
+  handle: (call: IncomingCall) => Promise<Answer>
   /** Where the request log lines and listener failures go. */
   log: (line: string) => void
   /** Where each answered request is reported as fields (a structured log); absent: a line through `log`. */
@@ -90,66 +92,78 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
     })
     try {
       if (path === undefined) {
-        return await write(res, renderApiError(ApiError.invalidField('target', 'the request target is neither a path nor an absolute https URL', req.url ?? ''), requestId), true)
+        return await write(res, renderApiError(ApiError.invalidField('target', 'the request target is neither a path nor an absolute https URL', req.url ?? ''), requestId), [], true)
       }
       const hostHeaders: string[] = []
       for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i].toLowerCase() === 'host') hostHeaders.push(req.rawHeaders[i + 1])
       if (hostHeaders.length > 1 || (hostHeaders.length === 1 && hostHeaders[0] !== '' && !isValidHostHeader(hostHeaders[0]))) {
-        return await write(res, renderApiError(ApiError.invalidField('host', 'the Host header is not a valid host[:port]', hostHeaders.join(', ')), requestId), true)
+        return await write(res, renderApiError(ApiError.invalidField('host', 'the Host header is not a valid host[:port]', hostHeaders.join(', ')), requestId), [], true)
       }
       let body: Buffer | undefined
       if (method !== 'GET' && method !== 'HEAD') {
         const declared = Number(req.headers['content-length'] ?? '0')
-        if (declared > opts.maxBodyBytes) return await write(res, renderApiError(new ApiError('REQUEST_ENTITY_TOO_LARGE'), requestId), true)
+        if (declared > opts.maxBodyBytes) return await write(res, renderApiError(new ApiError('REQUEST_ENTITY_TOO_LARGE'), requestId), [], true)
         const chunks: Buffer[] = []
         let size = 0
         for await (const chunk of req) {
           size += (chunk as Buffer).length
-          if (size > opts.maxBodyBytes) return await write(res, renderApiError(new ApiError('REQUEST_ENTITY_TOO_LARGE'), requestId), true)
+          if (size > opts.maxBodyBytes) return await write(res, renderApiError(new ApiError('REQUEST_ENTITY_TOO_LARGE'), requestId), [], true)
           chunks.push(chunk as Buffer)
         }
         body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)
       }
       const headers = new Headers()
       for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1])
-      const request = new Request(origin + path, {
+      const answer = await opts.handle({
         method,
+        origin,
+        target: path,
         headers,
         body: body && body.length > 0 ? body : undefined,
+        peer: peerOfSocket(req.socket as tls.TLSSocket),
+        requestId,
       })
-      const socket = req.socket as tls.TLSSocket
-      attachPeer(request, peerOfSocket(socket))
-      await write(res, await opts.handle(request, requestId), false)
+      await write(res, answer.response, answer.headers, false)
     } catch (e) {
       if (res.headersSent) {
         opts.log(`request ${requestId}: the answer failed after its headers were sent: ${String(e)}`)
         res.destroy()
         return
       }
-      const answer = renderThrown(e, { method, path: path ?? '?', requestId }, opts.log)
+      const answer = { response: renderThrown(e, { method, path: path ?? '?', requestId }, opts.log), headers: [] }
       try {
-        await write(res, answer, true)
+        await write(res, answer.response, answer.headers, true)
       } catch {
         res.destroy()
       }
     }
   }
 
-  async function write(res: http.ServerResponse, response: Response, closeAfter: boolean): Promise<void> {
-    res.statusCode = response.status
-    response.headers.forEach((value, key) => res.setHeader(key, value))
-    if (closeAfter) res.setHeader('connection', 'close')
+  /**
+   * Writes an answer: its status and headers (the response's own, then `extra`) in one `writeHead`, and its body, the
+   * socket corked around both so that they leave in one TLS record and one system call.
+   */
+  async function write(res: http.ServerResponse, response: Response, extra: readonly string[], closeAfter: boolean): Promise<void> {
     const rendered = renderedBody(response)
+    const buf = rendered ? undefined : response.body ? Buffer.from(await response.arrayBuffer()) : undefined
+    const headers: string[] = []
+    response.headers.forEach((value, key) => headers.push(key, value))
+    for (const h of extra) headers.push(h)
+    if (closeAfter) headers.push('connection', 'close')
+    const socket = res.socket
+    socket?.cork()
     if (rendered) {
       const { bytes } = rendered
-      res.setHeader('content-length', bytes.length)
+      headers.push('content-length', String(bytes.length))
+      res.writeHead(response.status, headers)
       // the buffer goes back to its pool only once the answer has been written out
       res.end(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length), () => rendered.release())
-      return
+    } else {
+      if (buf) headers.push('content-length', String(buf.length))
+      res.writeHead(response.status, headers)
+      res.end(buf)
     }
-    const buf = response.body ? Buffer.from(await response.arrayBuffer()) : undefined
-    if (buf) res.setHeader('content-length', buf.length)
-    res.end(buf)
+    socket?.uncork()
   }
 
   const tlsServer = tls.createServer({

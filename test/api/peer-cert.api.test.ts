@@ -8,7 +8,6 @@ import { systemClock } from '../../src/lib/clock.ts'
 import { ensureControllerPki, type ControllerPki } from '../../src/pki/pki-bootstrap.ts'
 import { readCertificateDer, toCertificateView } from '../../src/pki/pki-certs.ts'
 import { startListener, type Listener } from '../../src/http/http-listener.ts'
-import { peerOf } from '../../src/http/peer-cert.ts'
 import { fetchTls, makeClientCert, makeForeignClientCert } from '../support/pki.ts'
 
 let dir: string
@@ -25,16 +24,17 @@ beforeAll(async () => {
     tls: pki.tls,
     maxBodyBytes: 1024,
     log: () => {},
-    handle: async (req) => {
-      const peer = peerOf(req)
+    handle: async (call) => {
+      const peer = call.peer
       const views = peer.certChainDer.map((der) => toCertificateView(readCertificateDer(der)))
-      return Response.json({
-        forwardedHeader: req.headers.get('x-client-cert'),
+      const response = Response.json({
+        forwardedHeader: call.headers.get('x-client-cert'),
         subjects: views.map((v) => v.subjectCn),
         fingerprints: views.map((v) => v.fingerprintSha1),
         remoteAddress: peer.remoteAddress,
-        body: req.method === 'POST' ? await req.text() : null,
+        body: call.method === 'POST' && call.body ? new TextDecoder().decode(call.body) : null,
       })
+      return { response, headers: [] }
     },
   })
   url = `https://127.0.0.1:${listener.port}`
