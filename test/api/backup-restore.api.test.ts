@@ -28,10 +28,16 @@ async function cli(args: string[], env: Record<string, string> = {}) {
 }
 
 /** The names of every item of a Management list, sorted. */
+/** Every name of a list, page by page (the writer of the live backup may create more than a page). */
 async function namesOf(t: TestServer, path: string): Promise<string[]> {
-  const res = await t.mgmt.get(`${path}?limit=500`)
-  expectStatus(res, 200)
-  return (res.body.data as { name: string }[]).map((x) => x.name).sort()
+  const names: string[] = []
+  for (let offset = 0; ; offset += 500) {
+    const res = await t.mgmt.get(`${path}?limit=500&offset=${offset}`)
+    expectStatus(res, 200)
+    names.push(...(res.body.data as { name: string }[]).map((x) => x.name))
+    if (offset + 500 >= (res.body.meta as { pagination: { totalCount: number } }).pagination.totalCount) break
+  }
+  return names.sort()
 }
 
 /** Tar entries of an archive: name → mode. */
