@@ -61,6 +61,9 @@ const WWW_MISSING =
   'zt-session realm="zt-session" error="missing" error_description="no matching token was provided"'
 const WWW_INVALID = 'zt-session realm="zt-session" error="invalid" error_description="token is invalid"'
 
+/** How stale an API session's `lastActivityAt` may be before a request moves it on (its expiry is minutes away). */
+const TOUCH_EVERY_MS = 1000
+
 export interface SessionResolver {
   /** The caller's session, or undefined when the header is absent or names no live session. */
   resolve(req: Request): AuthContext | undefined
@@ -86,7 +89,8 @@ export function createSessionResolver(deps: {
     const identities = deps.identities.snapshot()
     const identity = identities.identity(session.identityId)
     if (!identity || isDisabled(identity, now)) return undefined
-    deps.sessions.tell({ type: 'apiSession.touch', tokenHash, at: now })
+    // the last activity is kept to the second: a session used many times a second is touched once a second
+    if (now - session.lastActivityAt >= TOUCH_EVERY_MS) deps.sessions.tell({ type: 'apiSession.touch', tokenHash, at: now })
     // the touch replaces the record (at once when the mailbox is idle): hand out the marked one
     const current = deps.sessions.snapshot().byTokenHash.get(tokenHash) ?? session
     // partial while a second factor is owed: an enrolled TOTP not yet answered, or one the policy requires

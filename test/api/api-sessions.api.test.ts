@@ -86,4 +86,17 @@ describe('/api-sessions', () => {
     await srv.server.sweepSessions()
     expectError(await admin.get(`/api-sessions/${id}`), 404, 'NOT_FOUND')
   })
+
+  it('moves lastActivityAt with use, to the second: a request within a second of the last activity leaves it', async () => {
+    const c = srv.as(await srv.login('session-user', 'pass-word-1', 'client'), 'client')
+    const activity = async () => Date.parse((await c.get('/current-api-session')).body.data.lastActivityAt)
+    const first = await activity()
+    srv.clock.advance(400)
+    expect(await activity()).toBe(first)
+    srv.clock.advance(600)
+    // a second after the last activity: this request moves it (its answer shows the new value)
+    expect(await activity()).toBe(first + 1000)
+    srv.clock.advance(999)
+    expect(await activity()).toBe(first + 1000)
+  })
 })

@@ -2,7 +2,6 @@
  * API sessions as stored: keyed by the SHA-256 of their token; the token itself is never stored.
  * @see edge-api management.yml apiSessionDetail, currentApiSessionDetail
  */
-import { createHash } from 'node:crypto'
 import type { DeepReadonly } from '../../lib/deep-readonly.ts'
 
 /** A stored API session: replaced on every change (activity marks too), never mutated, hence deeply read-only. */
@@ -30,7 +29,8 @@ export type ApiSession = DeepReadonly<{
 
 /** SHA-256 of a session token, hex. */
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex')
+  // Bun's one-shot SHA-256: a few times cheaper than node:crypto's createHash, and it runs on every request
+  return Bun.SHA256.hash(token, 'hex')
 }
 
 /** True once `timeoutMs` has passed since the session's last activity. */
