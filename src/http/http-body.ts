@@ -63,7 +63,17 @@ export function bytesResponse(body: BodyBytes, init: ResponseInit): Response {
   return res
 }
 
-/** The bytes a Response was made from with `bytesResponse`, if it was. */
+/**
+ * A Response over bytes that are not pooled, for small answers (the Response may copy them; large ones go through
+ * `bytesResponse`): the listener writes these bytes as they are, without reading the body back out of the Response.
+ */
+export function ownedBytesResponse(bytes: Uint8Array, init: ResponseInit): Response {
+  const res = new Response(bytes, init)
+  rendered.set(res, ownedBytes(bytes))
+  return res
+}
+
+/** The bytes a Response was made from with `bytesResponse` or `ownedBytesResponse`, if it was. */
 export function renderedBody(res: Response): BodyBytes | undefined {
   return rendered.get(res)
 }

@@ -1,17 +1,27 @@
 /** Success envelopes: `{data, meta}`, the create answer, list meta with pagination and filterable fields. */
 import { toPaginationJson } from '../domain/query/index.ts'
-import { borrowBytes, bytesResponse, ownedBytes, type BodyBytes } from './http-body.ts'
+import { borrowBytes, bytesResponse, ownedBytes, ownedBytesResponse, type BodyBytes } from './http-body.ts'
 
 export const JSON_HEADERS = { 'content-type': 'application/json' } as const
 
-/** Lowest-level JSON answer. */
+/** Lowest-level JSON answer: rendered to bytes here, which the listener writes as they are. */
 export function json(status: number, body: unknown, headers?: Record<string, string>): Response {
-  return new Response(JSON.stringify(body), { status, headers: headers ? { ...JSON_HEADERS, ...headers } : JSON_HEADERS })
+  return jsonBytes(status, Buffer.from(JSON.stringify(body)), headers)
+}
+
+/** A JSON answer already rendered to bytes. */
+export function jsonBytes(status: number, bytes: Uint8Array, headers?: Record<string, string>): Response {
+  return ownedBytesResponse(bytes, { status, headers: headers ? { ...JSON_HEADERS, ...headers } : JSON_HEADERS })
 }
 
 /** 200 `{data, meta:{}}`. */
 export function ok(data: unknown, headers?: Record<string, string>): Response {
-  return json(200, { data, meta: {} }, headers)
+  return jsonBytes(200, envelopeBytes(data), headers)
+}
+
+/** The bytes of `{data, meta:{}}`, for a small answer rendered once and served many times (with `jsonBytes`). */
+export function envelopeBytes(data: unknown): Uint8Array {
+  return Buffer.from(JSON.stringify({ data, meta: {} }))
 }
 
 /** 200 `{data:{}, meta:{}}`: updates, patches, deletes and actions. */

@@ -83,37 +83,42 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
     const requestId = newShortId()
     const method = req.method ?? 'GET'
     const path = targetPath(req.url ?? '')
-    res.once('finish', () => {
+    // the request's log line, once its answer has been written out
+    const logged = () => {
       const ms = performance.now() - startedAt
       const bare = (path ?? req.url ?? '').split('?')[0]
       if (opts.logRequest) {
         opts.logRequest({ requestId, method, path: bare, status: res.statusCode, ms: Math.round(ms * 10) / 10, remoteAddress: req.socket.remoteAddress ?? '' })
       } else opts.log(`request ${requestId} ${method} ${bare} ${res.statusCode} ${ms.toFixed(1)}ms`)
-    })
+    }
+    const refuse = (e: ApiError) => write(res, renderApiError(e, requestId), [], true, logged)
     try {
       if (path === undefined) {
-        return await write(res, renderApiError(ApiError.invalidField('target', 'the request target is neither a path nor an absolute https URL', req.url ?? ''), requestId), [], true)
+        return await refuse(ApiError.invalidField('target', 'the request target is neither a path nor an absolute https URL', req.url ?? ''))
       }
-      const hostHeaders: string[] = []
-      for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i].toLowerCase() === 'host') hostHeaders.push(req.rawHeaders[i + 1])
-      if (hostHeaders.length > 1 || (hostHeaders.length === 1 && hostHeaders[0] !== '' && !isValidHostHeader(hostHeaders[0]))) {
-        return await write(res, renderApiError(ApiError.invalidField('host', 'the Host header is not a valid host[:port]', hostHeaders.join(', ')), requestId), [], true)
+      const headers = new Headers()
+      let hosts: string[] | undefined
+      const raw = req.rawHeaders
+      for (let i = 0; i < raw.length; i += 2) {
+        headers.append(raw[i], raw[i + 1])
+        if (raw[i].length === 4 && raw[i].toLowerCase() === 'host') (hosts ??= []).push(raw[i + 1])
+      }
+      if (hosts && (hosts.length > 1 || (hosts[0] !== '' && !isValidHostHeader(hosts[0])))) {
+        return await refuse(ApiError.invalidField('host', 'the Host header is not a valid host[:port]', hosts.join(', ')))
       }
       let body: Buffer | undefined
       if (method !== 'GET' && method !== 'HEAD') {
         const declared = Number(req.headers['content-length'] ?? '0')
-        if (declared > opts.maxBodyBytes) return await write(res, renderApiError(new ApiError('REQUEST_ENTITY_TOO_LARGE'), requestId), [], true)
+        if (declared > opts.maxBodyBytes) return await refuse(new ApiError('REQUEST_ENTITY_TOO_LARGE'))
         const chunks: Buffer[] = []
         let size = 0
         for await (const chunk of req) {
           size += (chunk as Buffer).length
-          if (size > opts.maxBodyBytes) return await write(res, renderApiError(new ApiError('REQUEST_ENTITY_TOO_LARGE'), requestId), [], true)
+          if (size > opts.maxBodyBytes) return await refuse(new ApiError('REQUEST_ENTITY_TOO_LARGE'))
           chunks.push(chunk as Buffer)
         }
         body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)
       }
-      const headers = new Headers()
-      for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1])
       const answer = await opts.handle({
         method,
         origin,
@@ -123,16 +128,15 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
         peer: peerOfSocket(req.socket as tls.TLSSocket),
         requestId,
       })
-      await write(res, answer.response, answer.headers, false)
+      await write(res, answer.response, answer.headers, false, logged)
     } catch (e) {
       if (res.headersSent) {
         opts.log(`request ${requestId}: the answer failed after its headers were sent: ${String(e)}`)
         res.destroy()
         return
       }
-      const answer = { response: renderThrown(e, { method, path: path ?? '?', requestId }, opts.log), headers: [] }
       try {
-        await write(res, answer.response, answer.headers, true)
+        await write(res, renderThrown(e, { method, path: path ?? '?', requestId }, opts.log), [], true, logged)
       } catch {
         res.destroy()
       }
@@ -143,7 +147,7 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
    * Writes an answer: its status and headers (the response's own, then `extra`) in one `writeHead`, and its body, the
    * socket corked around both so that they leave in one TLS record and one system call.
    */
-  async function write(res: http.ServerResponse, response: Response, extra: readonly string[], closeAfter: boolean): Promise<void> {
+  async function write(res: http.ServerResponse, response: Response, extra: readonly string[], closeAfter: boolean, written: () => void): Promise<void> {
     const rendered = renderedBody(response)
     const buf = rendered ? undefined : response.body ? Buffer.from(await response.arrayBuffer()) : undefined
     const headers: string[] = []
@@ -156,12 +160,15 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
       const { bytes } = rendered
       headers.push('content-length', String(bytes.length))
       res.writeHead(response.status, headers)
-      // the buffer goes back to its pool only once the answer has been written out
-      res.end(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length), () => rendered.release())
+      // a pooled buffer goes back only once the answer has been written out
+      res.end(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length), () => {
+        rendered.release()
+        written()
+      })
     } else {
       if (buf) headers.push('content-length', String(buf.length))
       res.writeHead(response.status, headers)
-      res.end(buf)
+      res.end(buf, written)
     }
     socket?.uncork()
   }

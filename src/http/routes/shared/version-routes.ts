@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox'
 import { ApiError } from '../../../errors/api-error.ts'
 import { ListQuery, StringEnum } from '../../../../schemas/common.ts'
-import { list, ok, selfLink } from '../../http-envelope.ts'
+import { envelopeBytes, jsonBytes, list, ok, selfLink } from '../../http-envelope.ts'
 import { buildSwagger } from '../../http-openapi.ts'
 import { API_PREFIX, route, type ApiName, type RouteDef } from '../../http-route.ts'
 
@@ -66,7 +66,14 @@ export function versionRoutes(v: VersionInfo, allRoutes: () => readonly RouteDef
     _links: { ...selfLink('specs', id), spec: { href: `./specs/${id}/spec` } },
   })
   const both: ApiName[] = ['client', 'management']
-  const version = { apis: both, access: 'public', tag: 'Informational', response: VersionDetail, handle: () => ok(versionDocument(v)) } as const
+  // the document changes only with the advertised address: rendered once per address, not per request
+  let rendered: { base: string; bytes: Uint8Array } | undefined
+  const versionAnswer = () => {
+    const base = v.baseUrl()
+    if (rendered?.base !== base) rendered = { base, bytes: envelopeBytes(versionDocument(v)) }
+    return jsonBytes(200, rendered.bytes)
+  }
+  const version = { apis: both, access: 'public', tag: 'Informational', response: VersionDetail, handle: versionAnswer } as const
   return [
     route({ ...version, method: 'GET', path: '/version', summary: 'Version information' }),
     // The real controller answers the version document at each API's root too (the specs' listRoot).
