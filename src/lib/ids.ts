@@ -1,12 +1,28 @@
 /** Identifiers: shortids for stored entities, cuid-like ids for API sessions, UUIDv4 tokens. */
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomBytes, randomFillSync, randomUUID } from 'node:crypto'
 
 const SHORT_ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-'
 const SHORT_FIRST = SHORT_ALPHABET.slice(0, 62)
 
+// random bytes drawn from the system's generator a pool at a time (every request gets a shortid as its id)
+const pool = new Uint8Array(4096)
+let poolUsed = pool.length
+
+/** `n` fresh random bytes from the pool (valid until the next call). */
+function randomFromPool(n: number): Uint8Array {
+  if (n > pool.length) return randomBytes(n)
+  if (poolUsed + n > pool.length) {
+    randomFillSync(pool)
+    poolUsed = 0
+  }
+  const out = pool.subarray(poolUsed, poolUsed + n)
+  poolUsed += n
+  return out
+}
+
 /** A 10-character shortid (alphabet 0-9a-zA-Z.-, never starting with '.' or '-'), as the real controller makes. */
 export function newShortId(length = 10): string {
-  const bytes = randomBytes(length)
+  const bytes = randomFromPool(length)
   let out = SHORT_FIRST[bytes[0] % 62]
   for (let i = 1; i < length; i++) out += SHORT_ALPHABET[bytes[i] & 63]
   return out
