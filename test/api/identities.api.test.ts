@@ -92,6 +92,23 @@ describe('POST /identities', () => {
 })
 
 describe('PUT and PATCH /identities/:id', () => {
+  it('shows the change in /current-identity at once, asked before and after (each change of the identity, its authenticators and its MFA)', async () => {
+    const id = await createIdentity({ name: 'current-changes', roleAttributes: ['before'] })
+    expectStatus(await srv.mgmt.post('/authenticators', { identityId: id, method: 'updb', username: 'current-changes', password: 'current-changes-1' }), 201)
+    const me = srv.as(await srv.login('current-changes', 'current-changes-1', 'client'), 'client')
+    const seen = async () => (await me.get('/current-identity')).body.data
+    expect((await seen()).roleAttributes).toEqual(['before'])
+    expect((await seen()).roleAttributes).toEqual(['before'])
+    expectStatus(await srv.mgmt.patch(`/identities/${id}`, { roleAttributes: ['after'], tags: { t: 'x' } }), 200)
+    expect((await seen()).roleAttributes).toEqual(['after'])
+    expect((await seen()).tags).toEqual({ t: 'x' })
+    expect((await seen()).isMfaEnabled).toBe(false)
+    expectStatus(await me.post('/current-identity/mfa', {}), 201)
+    expect(Object.keys((await seen()).authenticators)).toEqual(['updb'])
+    expectStatus(await srv.mgmt.patch(`/identities/${id}`, { name: 'current-renamed' }), 200)
+    expect((await seen()).name).toBe('current-renamed')
+  })
+
   it('PATCH changes only the given fields', async () => {
     const id = await createIdentity({ name: 'patch-me', roleAttributes: ['a'], externalId: 'ext-1' })
     expectStatus(await srv.mgmt.patch(`/identities/${id}`, { roleAttributes: ['b', 'c'] }), 200)

@@ -91,6 +91,8 @@ export class Actor<S extends V, M extends { type: string }, R extends Record<M['
 {
   private readonly queue: Envelope<M>[] = []
   private running = false
+  /** Messages begun plus messages ended (see `generation`). */
+  private handled = 0
   /** The message being handled (out of the queue, not yet answered by its handler). */
   private current: Envelope<M> | undefined
   private stopped = false
@@ -106,6 +108,14 @@ export class Actor<S extends V, M extends { type: string }, R extends Record<M['
   /** The live, read-only view of the actor's state. Safe because apply is synchronous. */
   snapshot(): V {
     return this.state
+  }
+
+  /**
+   * Moves when a message begins and when it ends. The state changes only while a message is handled, so something
+   * derived from the snapshot and stamped with the generation (a rendered answer) is current while it is unchanged.
+   */
+  get generation(): number {
+    return this.handled
   }
 
   ask<T extends M>(msg: T): Promise<R[T['type']]> {
@@ -149,6 +159,7 @@ export class Actor<S extends V, M extends { type: string }, R extends Record<M['
         const tx = new Tx<E>(this.behavior.owner, this.deps.clock.now())
         const startedAt = performance.now()
         let reply: unknown
+        this.handled++
         try {
           const r = this.behavior.handle(this.state, env.msg, tx)
           reply = r instanceof Promise ? await r : r
@@ -156,6 +167,7 @@ export class Actor<S extends V, M extends { type: string }, R extends Record<M['
           env.reject(e)
           continue
         } finally {
+          this.handled++
           this.current = undefined
           this.deps.observer?.handled(this.name, performance.now() - startedAt)
         }

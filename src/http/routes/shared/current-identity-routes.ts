@@ -4,7 +4,7 @@
  */
 import type { IdentityActor } from '../../../actors/identity/identity-actor.ts'
 import type { SessionRegistryActor } from '../../../actors/session-registry/session-registry-actor.ts'
-import type { Authenticator } from '../../../domain/identity/identity-types.ts'
+import type { Authenticator, Identity } from '../../../domain/identity/identity-types.ts'
 import { isMfaEnabled } from '../../../domain/identity/identity-mfa.ts'
 import { ApiError } from '../../../errors/api-error.ts'
 import type { Clock } from '../../../lib/clock.ts'
@@ -19,7 +19,8 @@ import {
   IdentityExtendVerifyRequest,
 } from '../../../../schemas/authenticator.ts'
 import type { CertExtension } from '../../../flows/authenticate/auth-cert-extend.ts'
-import { ok, okEmpty } from '../../http-envelope.ts'
+import { envelopeBytes, jsonBytes, ok, okEmpty } from '../../http-envelope.ts'
+import { BoundedMap } from '../../../lib/bounded-map.ts'
 import { peerOf } from '../../peer-cert.ts'
 import { changeOf } from '../route-change.ts'
 import { respondList } from '../../http-list.ts'
@@ -27,6 +28,9 @@ import { route, type RouteCtx, type RouteDef } from '../../http-route.ts'
 import { toIdentityDetail } from '../../mappers/identity-mapper.ts'
 import { AUTHENTICATOR_SYMBOLS, toAuthenticatorDetail, toAuthenticatorRow } from '../../mappers/authenticator-mapper.ts'
 import { updbChangeRoutes } from './updb-change-routes.ts'
+
+/** Callers whose rendered identity is kept (a few KiB each). */
+const RENDERED_IDENTITIES = 1000
 
 export function currentIdentityRoutes(deps: {
   identities: IdentityActor
@@ -39,13 +43,19 @@ export function currentIdentityRoutes(deps: {
     if (!a || a.identityId !== ctx.auth.identity.id) throw ApiError.notFound()
     return a
   }
+  // the caller's identity as last rendered, by identity id: everything it shows is the identity actor's state (and
+  // the clock, for a lockout), so it is current while the actor's generation has not moved
+  const rendered = new BoundedMap<string, { generation: number; identity: Identity; bytes: Uint8Array }>(RENDERED_IDENTITIES)
   return [
     route({
       method: 'GET', path: '/current-identity', apis: ['client', 'management'], access: 'session', tag: 'Current Identity',
       summary: 'The caller\'s identity', response: IdentityDetail,
       handle: (ctx) => {
         const i = ctx.auth.identity
-        return ok(
+        const generation = deps.identities.generation
+        const kept = rendered.get(i.id)
+        if (kept && kept.generation === generation && kept.identity === i) return jsonBytes(200, kept.bytes)
+        const bytes = envelopeBytes(
           toIdentityDetail(i, {
             authenticators: deps.identities.snapshot().authenticatorsOf(i.id),
             enrollments: deps.identities.snapshot().enrollmentsOf(i.id),
@@ -55,6 +65,9 @@ export function currentIdentityRoutes(deps: {
             authPolicyName: (id) => deps.identities.snapshot().authPolicy(id)?.name,
           }),
         )
+        // `disabled` is read against the clock while a lockout runs: such an identity is rendered each time
+        if (i.disabledUntil === null) rendered.set(i.id, { generation, identity: i, bytes })
+        return jsonBytes(200, bytes)
       },
     }),
     route({
