@@ -119,8 +119,15 @@ export async function benchEnrollment(t: PkiBenchTarget): Promise<void> {
 export const CERT_LOGIN_REQUEST = 'POST /edge/client/v1/authenticate?method=cert HTTP/1.1\r\nhost: localhost\r\n' +
   'content-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}'
 
-/** Opens a TLS connection presenting `cert`; `then` runs once it is up and settles the promise. */
-export function connectMtls(port: number, client: { cert: string; key: string }, then: (socket: tls.TLSSocket, done: (ok: boolean) => void) => void): Promise<boolean> {
+/** A client's certificate and key (PEM), and the TLS session it offers for resumption, if any. */
+export interface MtlsClient {
+  cert: string
+  key: string
+  session?: Buffer
+}
+
+/** Opens a TLS connection presenting `cert` (resuming `session` when given); `then` runs once it is up and settles the promise. */
+export function connectMtls(port: number, client: MtlsClient, then: (socket: tls.TLSSocket, done: (ok: boolean) => void) => void): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = tls.connect({ host: '127.0.0.1', port, servername: 'localhost', rejectUnauthorized: false, ...client }, () => then(socket, finish))
     let settled = false
@@ -135,7 +142,7 @@ export function connectMtls(port: number, client: { cert: string; key: string },
 }
 
 /** A new mTLS connection that sends `request` (raw HTTP/1.1) and settles true when the answer's status line starts with `okStatus`. */
-export function requestOnNewConnection(port: number, client: { cert: string; key: string }, request: string, okStatus = 'HTTP/1.1 200'): Promise<boolean> {
+export function requestOnNewConnection(port: number, client: MtlsClient, request: string, okStatus = 'HTTP/1.1 200'): Promise<boolean> {
   return connectMtls(port, client, (socket, done) => {
     let head = ''
     socket.on('data', (d: Buffer) => {
@@ -144,6 +151,18 @@ export function requestOnNewConnection(port: number, client: { cert: string; key
     })
     socket.on('end', () => done(false))
     socket.write(request)
+  })
+}
+
+/** A TLS session ticket the server gives a client on one certificate login: what a client offers to resume. */
+function sessionOf(port: number, client: MtlsClient): Promise<Buffer | undefined> {
+  return new Promise((resolve) => {
+    let session: Buffer | undefined
+    const socket = tls.connect({ host: '127.0.0.1', port, servername: 'localhost', rejectUnauthorized: false, ...client }, () => socket.write(CERT_LOGIN_REQUEST))
+    socket.on('session', (s: Buffer) => (session = s))
+    socket.on('data', () => {})
+    socket.on('close', () => resolve(session))
+    socket.on('error', () => socket.destroy())
   })
 }
 
@@ -180,5 +199,21 @@ export async function benchCertLogin(t: PkiBenchTarget): Promise<{ throughputRat
   printFigure(`certificate logins (new TLS connection each), c=${CONCURRENT_LOGINS}`, logins.perSecond, 'req/s',
     `${formatCpuPerOp(loginCpu, loginOps)}, p50 ${logins.p50Ms.toFixed(2)} ms, ${logins.errors} errors, ` +
       `handshake CPU / login CPU ${cpuRatio.toFixed(2)} (throughput ratio ${throughputRatio.toFixed(2)}; target >= 0.60)`)
+
+  // a client that kept the session ticket of an earlier connection skips the certificate exchange; the server still
+  // has the certificate of the session, so the login is the same
+  const resuming = { ...client, session: await sessionOf(port, client) }
+  const resumes = resuming.session !== undefined && (await connectMtls(port, resuming, (socket, done) => done(socket.isSessionReused())))
+  if (resumes) {
+    const { result: resumed, cpuSeconds: resumedCpu } = await withCpuOf(t.pid, () => runLoad({
+      concurrency: CONCURRENT_LOGINS,
+      durationMs: t.durationMs,
+      request: () => requestOnNewConnection(port, resuming, CERT_LOGIN_REQUEST),
+    }))
+    const resumedOps = resumed.count + resumed.errors
+    printFigure(`certificate logins (new connection resuming a TLS session), c=${CONCURRENT_LOGINS}`, resumed.perSecond, 'req/s',
+      `${formatCpuPerOp(resumedCpu, resumedOps)}, p50 ${resumed.p50Ms.toFixed(2)} ms, ${resumed.errors} errors, ` +
+        `full handshake CPU / resumed login CPU ${((handshakeCpu / handshakeOps) / (resumedCpu / resumedOps)).toFixed(2)}`)
+  } else console.log('  (the controller did not resume a TLS session: no figure for resumed certificate logins)')
   return { throughputRatio, cpuRatio }
 }

@@ -17,7 +17,7 @@ import { withCpuOf } from './bench-cpu.ts'
 import { startFloor } from './bench-floor.ts'
 import { printFigure, runLoad } from './bench-load.ts'
 import { measure, type Measured } from './bench-measure.ts'
-import { CERT_LOGIN_REQUEST, CONCURRENT_LOGINS, connectMtls, enrolledClient, requestOnNewConnection } from './bench-pki.ts'
+import { CERT_LOGIN_REQUEST, CONCURRENT_LOGINS, connectMtls, enrolledClient, requestOnNewConnection, type MtlsClient } from './bench-pki.ts'
 import { FLOOR_MODES, type FloorMode } from './floor-server.ts'
 import { startController, type Controller } from './policy-scale.ts'
 
@@ -31,7 +31,7 @@ interface Contender {
   url: string
   /** The request sent on each new connection. */
   newConnectionRequest: string
-  client: { cert: string; key: string }
+  client: MtlsClient
   stop(): Promise<void>
 }
 
