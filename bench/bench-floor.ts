@@ -1,7 +1,11 @@
-/** Starts a baseline server of bench/floor-server.ts in a child process, with the controller's own key and certificate. */
+/**
+ * Starts a baseline server of bench/floor-server.ts (or one of the transports `bun run bench transports` compares) in a
+ * child process, with the controller's own key and certificate.
+ */
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { CONTROLLER_PKI_FILES } from '../src/pki/pki-bootstrap.ts'
+import type { FloorMode } from './floor-server.ts'
 
 export interface FloorServer {
   url: string
@@ -10,7 +14,7 @@ export interface FloorServer {
 }
 
 /** `body` is what the baseline answers to every request (the controller's GET /version answer). */
-export async function startFloor(mode: 'bridge' | 'bun', dataDir: string, body: string): Promise<FloorServer> {
+export async function startFloor(mode: FloorMode, dataDir: string, body: string): Promise<FloorServer> {
   const pki = join(dataDir, 'pki')
   const bodyFile = join(dataDir, 'floor-body.json')
   writeFileSync(bodyFile, body)

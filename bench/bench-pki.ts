@@ -22,7 +22,7 @@ import { formatCpuPerOp, withCpuOf } from './bench-cpu.ts'
 import { printFigure, runLoad } from './bench-load.ts'
 
 const CONCURRENT_ENROLLMENTS = 50
-const CONCURRENT_LOGINS = 8
+export const CONCURRENT_LOGINS = 8
 /** At most this many identities are prepared for the enrollment figure. */
 const MAX_ENROLLMENTS = 6_000
 
@@ -60,7 +60,7 @@ async function inParallel<T, R>(items: readonly T[], concurrency: number, fn: (i
 }
 
 /** `count` identities with an ott enrollment, each with its token and a CSR of a new P-256 key. */
-async function prepareEnrollments(t: PkiBenchTarget, prefix: string, count: number): Promise<{ token: string; csr: string; key: string }[]> {
+async function prepareEnrollments(t: Pick<PkiBenchTarget, 'url' | 'adminToken'>, prefix: string, count: number): Promise<{ token: string; csr: string; key: string }[]> {
   const mgmt = `${t.url}/edge/management/v1`
   const names = Array.from({ length: count }, (_, i) => `${prefix}-${i}`)
   return inParallel(names, 16, async (name) => {
@@ -115,8 +115,19 @@ export async function benchEnrollment(t: PkiBenchTarget): Promise<void> {
     `${formatCpuPerOp(enrollCpu, enroll.count + enroll.errors)}, p50 ${enroll.p50Ms.toFixed(2)} ms, p99 ${enroll.p99Ms.toFixed(2)} ms, ${enroll.errors} errors, ratio to raw issuance ${(enroll.perSecond / raw.perSecond).toFixed(2)} (target >= 0.70)${note}`)
 }
 
-/** Opens a TLS connection presenting `cert`; `then` runs once it is up and settles the promise. */
-function connectMtls(port: number, client: { cert: string; key: string }, then: (socket: tls.TLSSocket, done: (ok: boolean) => void) => void): Promise<boolean> {
+/** A certificate login, as a client sends it on a connection it closes after the answer. */
+export const CERT_LOGIN_REQUEST = 'POST /edge/client/v1/authenticate?method=cert HTTP/1.1\r\nhost: localhost\r\n' +
+  'content-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}'
+
+/** A client's certificate and key (PEM), and the TLS session it offers for resumption, if any. */
+export interface MtlsClient {
+  cert: string
+  key: string
+  session?: Buffer
+}
+
+/** Opens a TLS connection presenting `cert` (resuming `session` when given); `then` runs once it is up and settles the promise. */
+export function connectMtls(port: number, client: MtlsClient, then: (socket: tls.TLSSocket, done: (ok: boolean) => void) => void): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = tls.connect({ host: '127.0.0.1', port, servername: 'localhost', rejectUnauthorized: false, ...client }, () => then(socket, finish))
     let settled = false
@@ -130,12 +141,42 @@ function connectMtls(port: number, client: { cert: string; key: string }, then: 
   })
 }
 
-/** Prints the two figures; returns the login ratio from throughput and from CPU (handshake CPU / login CPU). */
-export async function benchCertLogin(t: PkiBenchTarget): Promise<{ throughputRatio: number; cpuRatio: number }> {
-  const [me] = await prepareEnrollments(t, 'bench-cert-login', 1)
+/** A new mTLS connection that sends `request` (raw HTTP/1.1) and settles true when the answer's status line starts with `okStatus`. */
+export function requestOnNewConnection(port: number, client: MtlsClient, request: string, okStatus = 'HTTP/1.1 200'): Promise<boolean> {
+  return connectMtls(port, client, (socket, done) => {
+    let head = ''
+    socket.on('data', (d: Buffer) => {
+      head += d.toString('latin1')
+      if (head.includes('\r\n')) done(head.startsWith(okStatus))
+    })
+    socket.on('end', () => done(false))
+    socket.write(request)
+  })
+}
+
+/** A TLS session ticket the server gives a client on one certificate login: what a client offers to resume. */
+function sessionOf(port: number, client: MtlsClient): Promise<Buffer | undefined> {
+  return new Promise((resolve) => {
+    let session: Buffer | undefined
+    const socket = tls.connect({ host: '127.0.0.1', port, servername: 'localhost', rejectUnauthorized: false, ...client }, () => socket.write(CERT_LOGIN_REQUEST))
+    socket.on('session', (s: Buffer) => (session = s))
+    socket.on('data', () => {})
+    socket.on('close', () => resolve(session))
+    socket.on('error', () => socket.destroy())
+  })
+}
+
+/** A new identity enrolled by ott: its client certificate and key (PEM). */
+export async function enrolledClient(t: Pick<PkiBenchTarget, 'url' | 'adminToken'>, name: string): Promise<{ cert: string; key: string }> {
+  const [me] = await prepareEnrollments(t, name, 1)
   const enrolled = await call(`${t.url}/edge/client/v1/enroll/ott`, 'POST', { token: me.token, clientCsr: me.csr })
   if (enrolled.status !== 200) throw new Error(`enrollment answered ${enrolled.status}`)
-  const client = { cert: enrolled.body.data.cert as string, key: me.key }
+  return { cert: enrolled.body.data.cert as string, key: me.key }
+}
+
+/** Prints the two figures; returns the login ratio from throughput and from CPU (handshake CPU / login CPU). */
+export async function benchCertLogin(t: PkiBenchTarget): Promise<{ throughputRatio: number; cpuRatio: number }> {
+  const client = await enrolledClient(t, 'bench-cert-login')
   const port = Number(new URL(t.url).port)
 
   const { result: handshakes, cpuSeconds: handshakeCpu } = await withCpuOf(t.pid, () => runLoad({
@@ -147,21 +188,10 @@ export async function benchCertLogin(t: PkiBenchTarget): Promise<{ throughputRat
   printFigure(`raw mTLS handshakes (new connection each), c=${CONCURRENT_LOGINS}`, handshakes.perSecond, 'op/s',
     `${formatCpuPerOp(handshakeCpu, handshakeOps)}, p50 ${handshakes.p50Ms.toFixed(2)} ms`)
 
-  const request = 'POST /edge/client/v1/authenticate?method=cert HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n' +
-    'content-length: 2\r\nconnection: close\r\n\r\n{}'
   const { result: logins, cpuSeconds: loginCpu } = await withCpuOf(t.pid, () => runLoad({
     concurrency: CONCURRENT_LOGINS,
     durationMs: t.durationMs,
-    request: () =>
-      connectMtls(port, client, (socket, done) => {
-        let head = ''
-        socket.on('data', (d: Buffer) => {
-          head += d.toString('latin1')
-          if (head.includes('\r\n')) done(head.startsWith('HTTP/1.1 200'))
-        })
-        socket.on('end', () => done(false))
-        socket.write(request)
-      }),
+    request: () => requestOnNewConnection(port, client, CERT_LOGIN_REQUEST),
   }))
   const loginOps = logins.count + logins.errors
   const throughputRatio = logins.perSecond / handshakes.perSecond
@@ -169,5 +199,21 @@ export async function benchCertLogin(t: PkiBenchTarget): Promise<{ throughputRat
   printFigure(`certificate logins (new TLS connection each), c=${CONCURRENT_LOGINS}`, logins.perSecond, 'req/s',
     `${formatCpuPerOp(loginCpu, loginOps)}, p50 ${logins.p50Ms.toFixed(2)} ms, ${logins.errors} errors, ` +
       `handshake CPU / login CPU ${cpuRatio.toFixed(2)} (throughput ratio ${throughputRatio.toFixed(2)}; target >= 0.60)`)
+
+  // a client that kept the session ticket of an earlier connection skips the certificate exchange; the server still
+  // has the certificate of the session, so the login is the same
+  const resuming = { ...client, session: await sessionOf(port, client) }
+  const resumes = resuming.session !== undefined && (await connectMtls(port, resuming, (socket, done) => done(socket.isSessionReused())))
+  if (resumes) {
+    const { result: resumed, cpuSeconds: resumedCpu } = await withCpuOf(t.pid, () => runLoad({
+      concurrency: CONCURRENT_LOGINS,
+      durationMs: t.durationMs,
+      request: () => requestOnNewConnection(port, resuming, CERT_LOGIN_REQUEST),
+    }))
+    const resumedOps = resumed.count + resumed.errors
+    printFigure(`certificate logins (new connection resuming a TLS session), c=${CONCURRENT_LOGINS}`, resumed.perSecond, 'req/s',
+      `${formatCpuPerOp(resumedCpu, resumedOps)}, p50 ${resumed.p50Ms.toFixed(2)} ms, ${resumed.errors} errors, ` +
+        `full handshake CPU / resumed login CPU ${((handshakeCpu / handshakeOps) / (resumedCpu / resumedOps)).toFixed(2)}`)
+  } else console.log('  (the controller did not resume a TLS session: no figure for resumed certificate logins)')
   return { throughputRatio, cpuRatio }
 }

@@ -68,10 +68,13 @@ async function forwardStderr(stream: ReadableStream<Uint8Array>): Promise<void> 
   if (pending && !REQUEST_LINE.test(pending)) process.stderr.write(pending + '\n')
 }
 
-/** Starts `edgeplane run` in a child process on a free port; resolves once it prints its listening line. */
-export async function startController(dataDir: string, adminPassword = ADMIN_PASSWORD, bunFlags: string[] = []): Promise<Controller> {
+/**
+ * Starts `edgeplane run` in a child process on a free port; resolves once it prints its listening line. `main` is this
+ * checkout's src/main.ts unless told (another checkout's, to compare two versions in one run).
+ */
+export async function startController(dataDir: string, adminPassword = ADMIN_PASSWORD, bunFlags: string[] = [], main = MAIN): Promise<Controller> {
   const t0 = performance.now()
-  const proc = Bun.spawn(['bun', ...bunFlags, MAIN, 'run', '--data', dataDir, '--listen', '127.0.0.1:0', '--admin-password', adminPassword], {
+  const proc = Bun.spawn(['bun', ...bunFlags, main, 'run', '--data', dataDir, '--listen', '127.0.0.1:0', '--admin-password', adminPassword], {
     stdout: 'pipe',
     stderr: 'pipe',
   })

@@ -16,6 +16,8 @@
  * `bun run bench policy <scenario>` runs only the policy scale benchmark on a scenario of bench/policy-scenario.ts
  * (small, medium, large, large-posture, many-services, baseline); 'large' loads 100,000 identities and takes several
  * minutes; 'large-posture' is 'large' with posture checks on a quarter of the service policies.
+ * `bun run bench transports` runs only the transport comparison (bench/bench-transports.ts): the modes of
+ * bench/floor-server.ts and the controller, keep-alive and on new mTLS connections, in turns.
  * `bun run bench soak [minutes]` runs only the soak (bench/bench-soak.ts): mixed load at a steady rate, resident memory
  * and p99 sampled each minute (10 minutes unless told; SOAK_RATE requests per second, default 100).
  * `bun run bench reads` runs only the four read figures (bridge, Bun.serve, GET /version, GET /current-identity).
@@ -34,6 +36,7 @@ import { loadGeneratorNote, measure, type LoadSpec, type Measured } from './benc
 import { benchCertLogin, benchEnrollment } from './bench-pki.ts'
 import { runPolicyScale, scenarioByName, startController } from './policy-scale.ts'
 import { runSoak } from './bench-soak.ts'
+import { runTransports } from './bench-transports.ts'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)
 const PASSWORD = 'bench-pass-1'
@@ -212,6 +215,8 @@ async function loadExtraBenches(): Promise<{ name: string; value: number; unit: 
 
 if (process.argv[2] === 'policy') {
   await runPolicyScale({ spec: scenarioByName(process.argv[3] ?? 'small'), seconds: SECONDS })
+} else if (process.argv[2] === 'transports') {
+  await runTransports({ seconds: SECONDS, rounds: ROUNDS })
 } else if (process.argv[2] === 'soak') {
   await runSoak({
     minutes: Number(process.argv[3] ?? 10),

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import tls from 'node:tls'
 import { systemClock } from '../../src/lib/clock.ts'
 import { ensureControllerPki, type ControllerPki } from '../../src/pki/pki-bootstrap.ts'
 import { readCertificateDer, toCertificateView } from '../../src/pki/pki-certs.ts'
@@ -78,6 +79,35 @@ describe('client certificates on the listener', () => {
       const res = await fetch(`${url}/x${i}`, { tls: fetchTls(pki.root.certPem, client), keepalive: true } as RequestInit)
       expect(((await res.json()) as any).subjects[0]).toBe('keepalive')
     }
+  })
+
+  it('gives the handler the certificate on a new connection that resumes an earlier TLS session', async () => {
+    const client = await makeClientCert({ issuer: pki.signer, commonName: 'resuming' })
+    const tlsOptions = { host: '127.0.0.1', port: listener.port, servername: 'localhost', ca: pki.root.certPem, cert: client.certPem, key: client.keyPem }
+    // one answer on a new connection (closed after it), with the session tickets the server sent meanwhile
+    const exchange = (session?: Buffer) =>
+      new Promise<{ subjects: string[]; reused: boolean; session?: Buffer }>((resolve, reject) => {
+        let text = ''
+        let ticket: Buffer | undefined
+        let reused = false
+        const socket = tls.connect({ ...tlsOptions, session }, () => {
+          // read while the connection is up: a closed socket no longer knows
+          reused = socket.isSessionReused()
+          socket.write('GET /x HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n')
+        })
+        socket.on('session', (s: Buffer) => (ticket = s))
+        socket.on('data', (d: Buffer) => (text += d.toString('utf8')))
+        socket.on('error', reject)
+        socket.on('close', () => {
+          const body = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as { subjects: string[] }
+          resolve({ subjects: body.subjects, reused, session: ticket })
+        })
+      })
+    const first = await exchange()
+    expect(first).toMatchObject({ subjects: ['resuming'], reused: false })
+    expect(first.session).toBeDefined()
+    const resumed = await exchange(first.session)
+    expect(resumed).toMatchObject({ subjects: ['resuming'], reused: true })
   })
 
   it('refuses a body over the limit with 413 before the handler runs', async () => {
