@@ -147,13 +147,18 @@ export async function openStore(dataDir: string, opts: OpenStoreOptions = {}): P
     async commit(ops) {
       if (readOnly) throw new TypeError(`${path} is open read-only`)
       if (ops.length === 0) return
-      // everything that can throw first (unknown sub-db, bad key, a value JSON cannot encode), so a commit is queued
-      // whole or not at all; then every op in this one event turn: lmdb-js puts the async writes of one event turn in
-      // one transaction, and each write's promise resolves once that transaction is fsynced (all of them reject if it
-      // fails). Unlike a transaction callback, these are encoded here and applied by LMDB's writer thread, with no hop
-      // back to this thread.
+      // everything that can throw first (unknown sub-db, bad key, a value JSON cannot encode): a transaction callback
+      // that throws half-way keeps the puts it made (lmdb-js cannot abort it), so a commit must be whole or nothing
+      // before it is queued. Then one transaction callback: lmdb-js runs the callbacks queued meanwhile in one
+      // transaction, commits it and fsyncs once. (Plain async puts were tried: under steady load LMDB's writer keeps
+      // such a transaction open while new writes keep arriving, and 50 concurrent creates answered later and slower.)
       const staged = ops.map((op) => ({ handle: db(op.db), key: checkedKey(op), bytes: op.value === undefined ? undefined : encodeJson(op) }))
-      await Promise.all(staged.map((op) => (op.bytes === undefined ? op.handle.remove(op.key) : op.handle.put(op.key, asBinary(op.bytes)))))
+      await env.transaction(() => {
+        for (const op of staged) {
+          if (op.bytes === undefined) op.handle.remove(op.key)
+          else op.handle.put(op.key, asBinary(op.bytes))
+        }
+      })
     },
     backup(destPath) {
       return env.backup(destPath, true)
