@@ -18,6 +18,8 @@
  * minutes; 'large-posture' is 'large' with posture checks on a quarter of the service policies.
  * `bun run bench transports` runs only the transport comparison (bench/bench-transports.ts): the modes of
  * bench/floor-server.ts and the controller, keep-alive and on new mTLS connections, in turns.
+ * `bun run bench logins` runs only the password login and identity create figures and their targets (BENCH_PROFILE=DIR:
+ * the controller writes a CPU profile there).
  * `bun run bench soak [minutes]` runs only the soak (bench/bench-soak.ts): mixed load at a steady rate, resident memory
  * and p99 sampled each minute (10 minutes unless told; SOAK_RATE requests per second, default 100).
  * `bun run bench reads` runs only the four read figures (bridge, Bun.serve, GET /version, GET /current-identity).
@@ -29,12 +31,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { hash, verify } from '@node-rs/argon2'
 import { ARGON2_PARAMS } from '../src/auth/auth-password.ts'
-import { withCpuOf } from './bench-cpu.ts'
+import { startStealReading, withCpuOf } from './bench-cpu.ts'
 import { startFloor } from './bench-floor.ts'
 import { printFigure, runLoad } from './bench-load.ts'
 import { loadGeneratorNote, measure, type LoadSpec, type Measured } from './bench-measure.ts'
 import { benchCertLogin, benchEnrollment } from './bench-pki.ts'
-import { runPolicyScale, scenarioByName, startController } from './policy-scale.ts'
+import { runPolicyScale, scenarioByName, startController, type Controller } from './policy-scale.ts'
 import { runSoak } from './bench-soak.ts'
 import { runTransports } from './bench-transports.ts'
 
@@ -48,7 +50,7 @@ const LOGIN_CONNECTIONS = 4
  * CPU counts as the server's), far longer for the controller's code than for the bridge's few lines.
  */
 const WARMUP_MS = 3000
-/** Rounds of the three GET /version servers, measured in turns. */
+/** Rounds of the figures measured in turns: the read figures, verifies and logins, creates with 1 and 50 clients. */
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3))
 
 const tls = { rejectUnauthorized: false }
@@ -72,7 +74,11 @@ function printServerFigure(name: string, m: Measured, extra = ''): void {
     `${m.cpuUsPerRequest.toFixed(0).padStart(6)} µs CPU/req, p50 ${m.p50Ms.toFixed(2)} ms, p99 ${m.p99Ms.toFixed(2)} ms${errors}${steal}${extra ? `, ${extra}` : ''}`)
 }
 
-const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`
+/** An API session token of the admin, through `api` (the client or the management API). */
+async function login(api: string): Promise<string> {
+  const res = await post(`${api}/authenticate?method=password`, { username: 'admin', password: PASSWORD })
+  return ((await res.json()) as { data: { token: string } }).data.token
+}
 
 /** The run with the median CPU per request. */
 function medianByCpu(runs: readonly Measured[]): Measured {
@@ -93,6 +99,11 @@ function rangeOf(runs: readonly Measured[], value: (m: Measured) => number, digi
   return `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`
 }
 
+/** The spread of a figure measured in turns: CPU per request and req/s over the rounds. */
+function spread(runs: readonly Measured[]): string {
+  return ROUNDS > 1 ? `${ROUNDS} rounds: CPU/req ${rangeOf(runs, (m) => m.cpuUsPerRequest, 0)} µs, req/s ${rangeOf(runs, (m) => m.perSecond, 0)}` : ''
+}
+
 /** The whole run, or (`readsOnly`) only the four read figures measured in turns. */
 async function main(readsOnly = false): Promise<Target[]> {
   const dataDir = mkdtempSync(join(tmpdir(), 'edgeplane-bench-'))
@@ -104,10 +115,6 @@ async function main(readsOnly = false): Promise<Target[]> {
   try {
     console.log(`edgeplane benchmark: ${SECONDS}s per figure, servers in child processes, ${navigator.hardwareConcurrency} cores`)
     console.log(`${loadGeneratorNote()}; CPU/req is the server process's user + system time (/proc) per answered request\n`)
-    const login = async (api: string) => {
-      const res = await post(`${api}/authenticate?method=password`, { username: 'admin', password: PASSWORD })
-      return ((await res.json()) as { data: { token: string } }).data.token
-    }
     const adminToken = await login(mgmt)
     const versionBody = await (await fetch(`${server.url}/version`, { tls } as RequestInit)).text()
     const reads = (url: string, extra: Partial<LoadSpec> = {}): LoadSpec => ({ url, connections: READ_CONNECTIONS, durationMs, ...extra })
@@ -136,8 +143,6 @@ async function main(readsOnly = false): Promise<Target[]> {
       await Promise.all([bridge.stop(), bun.stop()])
     }
     const [bridgeRounds, bunRounds, versionRounds, currentRounds] = rounds
-    const spread = (runs: readonly Measured[]) =>
-      ROUNDS > 1 ? `${ROUNDS} rounds: CPU/req ${rangeOf(runs, (m) => m.cpuUsPerRequest, 0)} µs, req/s ${rangeOf(runs, (m) => m.perSecond, 0)}` : ''
     const versionVsBridge = cpuRatio(versionRounds, bridgeRounds)
     const currentVsVersion = cpuRatio(currentRounds, versionRounds)
     printServerFigure(`floor: bare node:tls -> node:http bridge, c=${READ_CONNECTIONS}`, medianByCpu(bridgeRounds), spread(bridgeRounds))
@@ -150,32 +155,7 @@ async function main(readsOnly = false): Promise<Target[]> {
     targets.push({ name: 'GET /current-identity CPU/req vs GET /version', value: currentVsVersion, op: '<=', limit: 1.3, from: 'CPU/req' })
     if (readsOnly) return targets
 
-    // raw verifies run in this process (the argon2 thread pool): its own CPU per verify is the baseline
-    const phc = await hash(PASSWORD, ARGON2_PARAMS)
-    const verifies = await withCpuOf(process.pid, () => runLoad({ concurrency: LOGIN_CONNECTIONS, durationMs, request: async () => verify(phc, PASSWORD) }))
-    const cpuPerVerifyUs = (verifies.cpuSeconds * 1e6) / verifies.result.count
-    printFigure(`raw argon2id verifies (same parameters), c=${LOGIN_CONNECTIONS}`, verifies.result.perSecond, 'op/s',
-      `${cpuPerVerifyUs.toFixed(0).padStart(6)} µs CPU/op (this process), p50 ${verifies.result.p50Ms.toFixed(2)} ms`)
-    const logins = await measure(server.pid, {
-      url: `${client}/authenticate?method=password`,
-      method: 'POST',
-      body: JSON.stringify({ username: 'admin', password: PASSWORD }),
-      connections: LOGIN_CONNECTIONS,
-      durationMs,
-    })
-    printServerFigure(`password logins, c=${LOGIN_CONNECTIONS}`, logins, `CPU ${ratio(logins.cpuUsPerRequest, cpuPerVerifyUs)} one verify`)
-    targets.push({ name: 'password login CPU vs one argon2id verify', value: logins.cpuUsPerRequest / cpuPerVerifyUs, op: '<=', limit: 1.1, from: 'CPU/op' })
-
-    const creates: Measured[] = []
-    for (const c of [1, 50]) {
-      const body = JSON.stringify({ name: `bench-c${c}-{n}`, type: 'User', isAdmin: false, roleAttributes: ['bench'] })
-      const res = await measure(server.pid, { url: `${mgmt}/identities`, method: 'POST', body, sessions: [adminToken], connections: c, durationMs })
-      creates.push(res)
-      printServerFigure(`durable identity creates, c=${c}`, res,
-        c === 1 ? '' : `CPU ${ratio(res.cpuUsPerRequest, creates[0].cpuUsPerRequest)} c=1, throughput ${ratio(res.perSecond, creates[0].perSecond)} c=1`)
-    }
-    targets.push({ name: 'identity create CPU/req, 50 clients vs 1', value: creates[1].cpuUsPerRequest / creates[0].cpuUsPerRequest, op: '<=', limit: 0.5, from: 'CPU/req' })
-    targets.push({ name: 'identity create throughput, 50 clients vs 1', value: creates[1].perSecond / creates[0].perSecond, op: '>=', limit: 8, from: 'req/s' })
+    targets.push(...(await loginAndCreateFigures(server, adminToken, durationMs)))
 
     const pkiTarget = { url: server.url, pid: server.pid, dataDir, adminToken, durationMs }
     await benchEnrollment(pkiTarget)
@@ -191,13 +171,96 @@ async function main(readsOnly = false): Promise<Target[]> {
   return targets
 }
 
+/**
+ * Password logins against raw argon2id verifies with the same parameters, and durable identity creates with 1 and 50
+ * connections: their figures, and the targets they measure. Each pair (verifies and logins; creates with 1 and with 50
+ * clients) is measured in turns, ROUNDS times, as the read figures are: a burst of other work on the machine falls on
+ * both sides of a ratio.
+ */
+async function loginAndCreateFigures(server: Controller, adminToken: string, durationMs: number): Promise<Target[]> {
+  const client = `${server.url}/edge/client/v1`
+  const mgmt = `${server.url}/edge/management/v1`
+  // raw verifies run in this process (the argon2 thread pool): its own CPU per verify is the baseline
+  const phc = await hash(PASSWORD, ARGON2_PARAMS)
+  const rawVerifies = async (): Promise<Measured> => {
+    const steal = startStealReading()
+    const { result, cpuSeconds } = await withCpuOf(process.pid, () => runLoad({ concurrency: LOGIN_CONNECTIONS, durationMs, request: async () => verify(phc, PASSWORD) }))
+    return { ...result, requests: result.count, cpuSeconds, cpuUsPerRequest: (cpuSeconds * 1e6) / result.count, stealPercent: steal() }
+  }
+  const logins: LoadSpec = {
+    url: `${client}/authenticate?method=password`,
+    method: 'POST',
+    body: JSON.stringify({ username: 'admin', password: PASSWORD }),
+    connections: LOGIN_CONNECTIONS,
+    durationMs,
+  }
+  const creates = (c: number, round: number): LoadSpec => ({
+    url: `${mgmt}/identities`,
+    method: 'POST',
+    body: JSON.stringify({ name: `bench-c${c}-r${round}-{n}`, type: 'User', isAdmin: false, roleAttributes: ['bench'] }),
+    sessions: [adminToken],
+    connections: c,
+    durationMs,
+  })
+  const verifyRounds: Measured[] = []
+  const loginRounds: Measured[] = []
+  const createRounds: [Measured[], Measured[]] = [[], []]
+  // warmed up as the read figures are: the login and create paths run cold (interpreted, not yet compiled) at first,
+  // and at a few logins per second a 3 s figure would be mostly warm-up
+  await measure(server.pid, { ...logins, durationMs: 1000 })
+  for (const c of [1, 50]) await measure(server.pid, { ...creates(c, -1), durationMs: 1000 })
+  for (let r = 0; r < ROUNDS; r++) {
+    verifyRounds.push(await rawVerifies())
+    loginRounds.push(await measure(server.pid, logins))
+  }
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const [i, c] of [1, 50].entries()) createRounds[i].push(await measure(server.pid, creates(c, r)))
+  }
+  const verify1 = medianByCpu(verifyRounds)
+  printFigure(`raw argon2id verifies (same parameters), c=${LOGIN_CONNECTIONS}`, verify1.perSecond, 'op/s',
+    joined(`${verify1.cpuUsPerRequest.toFixed(0).padStart(6)} µs CPU/op (this process), p50 ${verify1.p50Ms.toFixed(2)} ms`, spread(verifyRounds)))
+  const loginVsVerify = cpuRatio(loginRounds, verifyRounds)
+  printServerFigure(`password logins, c=${LOGIN_CONNECTIONS}`, medianByCpu(loginRounds), joined(`CPU ${loginVsVerify.toFixed(2)}× one verify`, spread(loginRounds)))
+  const [one, fifty] = createRounds
+  const cpu50vs1 = cpuRatio(fifty, one)
+  const throughputs = fifty.map((m, i) => m.perSecond / one[i].perSecond).sort((a, b) => a - b)
+  const throughput50vs1 = throughputs[Math.floor(throughputs.length / 2)]
+  printServerFigure('durable identity creates, c=1', medianByCpu(one), spread(one))
+  printServerFigure('durable identity creates, c=50', medianByCpu(fifty),
+    joined(`CPU ${cpu50vs1.toFixed(2)}× c=1, throughput ${throughput50vs1.toFixed(2)}× c=1`, spread(fifty)))
+  return [
+    { name: 'password login CPU vs one argon2id verify', value: loginVsVerify, op: '<=', limit: 1.1, from: 'CPU/op' },
+    { name: 'identity create CPU/req, 50 clients vs 1', value: cpu50vs1, op: '<=', limit: 0.5, from: 'CPU/req' },
+    { name: 'identity create throughput, 50 clients vs 1', value: throughput50vs1, op: '>=', limit: 8, from: 'req/s' },
+  ]
+}
+
+/**
+ * `bun run bench logins`: only the password login and identity create figures, on a controller of their own
+ * (BENCH_PROFILE=DIR: the controller writes a CPU profile there, in markdown, when it stops).
+ */
+async function loginsOnly(): Promise<Target[]> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'edgeplane-bench-'))
+  const profileDir = process.env.BENCH_PROFILE
+  const server = await startController(dataDir, PASSWORD, profileDir ? ['--cpu-prof-md', `--cpu-prof-dir=${profileDir}`] : [])
+  try {
+    console.log(`edgeplane benchmark, logins and creates: ${SECONDS}s per figure, ${navigator.hardwareConcurrency} cores`)
+    console.log(`${loadGeneratorNote()}; CPU/req is the server process's user + system time (/proc) per answered request\n`)
+    return await loginAndCreateFigures(server, await login(`${server.url}/edge/management/v1`), SECONDS * 1000)
+  } finally {
+    await server.stop()
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
 /** The targets of issue 14 part 2, measured or not, with met / not met. */
-function printTargets(targets: readonly Target[]): void {
+function printTargets(targets: readonly Target[], policyNote = true): void {
   console.log('\ntargets (issue 14, part 2), ratios from this run:')
   for (const t of targets) {
     const met = Number.isFinite(t.value) && (t.op === '<=' ? t.value <= t.limit : t.value >= t.limit)
     console.log(`  ${t.name.padEnd(66)} ${t.value.toFixed(2).padStart(6)} (target ${t.op} ${t.limit}, ${t.from})  ${met ? 'met' : 'NOT MET'}`)
   }
+  if (!policyNote) return
   console.log('  policy targets at "large" (services p99 <= 1 ms, policy change visible p99 <= 10 ms, cold start <= 1 s,')
   console.log('  resident memory <= 250 MiB): not measured by this run; `bun run bench policy large` prints them')
 }
@@ -225,6 +288,8 @@ if (process.argv[2] === 'policy') {
   })
 } else if (process.argv[2] === 'reads') {
   printTargets(await main(true))
+} else if (process.argv[2] === 'logins') {
+  printTargets(await loginsOnly(), false)
 } else {
   const targets = await main()
   console.log('')

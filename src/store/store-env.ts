@@ -4,7 +4,7 @@
  * The directory holds password and token hashes and the CA keys: it and everything in it stay private to the owner
  * (directories 0700, files 0600), created so and checked (and fixed, with a warning) at every start.
  */
-import { open, type Database, type RootDatabase } from 'lmdb'
+import { asBinary, open, type Database, type RootDatabase } from 'lmdb'
 import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { SUB_DBS, type SubDbName } from './store-catalogue.ts'
@@ -79,6 +79,31 @@ export function storePathOf(dataDir: string): string {
   return join(dataDir, 'edgeplane.mdb')
 }
 
+/**
+ * The longest key a commit takes, in UTF-8 bytes: LMDB's limit (1978 bytes) for the worst case of lmdb-js's key
+ * encoding (an escape byte, and two bytes for some characters). Keys are ids and hashes, far shorter.
+ */
+const MAX_KEY_BYTES = 988
+
+function checkedKey(op: WriteOp): string {
+  if (op.key.length === 0 || Buffer.byteLength(op.key) > MAX_KEY_BYTES) {
+    throw new TypeError(`a key of sub-db ${op.db} must have 1 to ${MAX_KEY_BYTES} bytes: '${op.key.slice(0, 80)}'`)
+  }
+  return op.key
+}
+
+/** The bytes lmdb-js's `json` encoding would store for the value (JSON text), or a TypeError naming the record. */
+function encodeJson(op: WriteOp): Buffer {
+  let text: string | undefined
+  try {
+    text = JSON.stringify(op.value)
+  } catch (e) {
+    throw new TypeError(`the value of ${op.db}/${op.key} cannot be stored as JSON: ${(e as Error).message}`)
+  }
+  if (text === undefined) throw new TypeError(`the value of ${op.db}/${op.key} cannot be stored as JSON`)
+  return Buffer.from(text)
+}
+
 export async function openStore(dataDir: string, opts: OpenStoreOptions = {}): Promise<Store> {
   const path = storePathOf(dataDir)
   const readOnly = opts.readOnly === true
@@ -122,10 +147,16 @@ export async function openStore(dataDir: string, opts: OpenStoreOptions = {}): P
     async commit(ops) {
       if (readOnly) throw new TypeError(`${path} is open read-only`)
       if (ops.length === 0) return
+      // everything that can throw first (unknown sub-db, bad key, a value JSON cannot encode): a transaction callback
+      // that throws half-way keeps the puts it made (lmdb-js cannot abort it), so a commit must be whole or nothing
+      // before it is queued. Then one transaction callback: lmdb-js runs the callbacks queued meanwhile in one
+      // transaction, commits it and fsyncs once. (Plain async puts were tried: under steady load LMDB's writer keeps
+      // such a transaction open while new writes keep arriving, and 50 concurrent creates answered later and slower.)
+      const staged = ops.map((op) => ({ handle: db(op.db), key: checkedKey(op), bytes: op.value === undefined ? undefined : encodeJson(op) }))
       await env.transaction(() => {
-        for (const op of ops) {
-          if (op.value === undefined) db(op.db).remove(op.key)
-          else db(op.db).put(op.key, op.value)
+        for (const op of staged) {
+          if (op.bytes === undefined) op.handle.remove(op.key)
+          else op.handle.put(op.key, asBinary(op.bytes))
         }
       })
     },
