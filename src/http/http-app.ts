@@ -156,13 +156,11 @@ export function buildApp(routes: readonly RouteDef[], deps: AppDeps): App {
   app.compile()
 
   /** The headers of every answer that do not depend on it. */
-  const staticHeaders = [
-    'server', `edgeplane/${deps.version}`,
-    'ziti-instance-id', deps.instanceId,
-    ...Object.entries(CORS_HEADERS).flat(),
-  ]
+  const staticHeaders = ['server', `edgeplane/${deps.version}`, 'ziti-instance-id', deps.instanceId]
+  const corsHeaders = Object.entries(CORS_HEADERS).flat()
   /**
-   * The common headers; `server-timing` carries the time spent in the app (benchmarks read it). The answer is recorded
+   * The common headers; `server-timing` carries the time spent in the app (benchmarks read it). CORS headers go only
+   * to a request that names its `Origin` (a browser's cross-origin request; SDKs send none). The answer is recorded
    * under the route that served `req` (or as `other`).
    */
   const common = (response: Response, origin: string | null, startedAt: number, req?: Request): Answer => {
@@ -170,8 +168,8 @@ export function buildApp(routes: readonly RouteDef[], deps: AppDeps): App {
     // (Number#toFixed costs more than the rest of this function)
     const recorder = req ? recorders.get(req) : undefined
     ;(recorder ?? deps.metrics?.other)?.(response.status, ms)
-    const headers = ['server-timing', `app;dur=${Math.round(ms * 1000) / 1000}`, 'access-control-allow-origin', origin ?? '*', ...staticHeaders]
-    if (origin) headers.push('vary', 'Origin')
+    const headers = ['server-timing', `app;dur=${Math.round(ms * 1000) / 1000}`, ...staticHeaders]
+    if (origin) headers.push('access-control-allow-origin', origin, 'vary', 'Origin', ...corsHeaders)
     return { response, headers }
   }
 

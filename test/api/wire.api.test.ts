@@ -100,6 +100,15 @@ describe('aliases, headers and CORS', () => {
     expect(res.headers.get('access-control-allow-methods')).toContain('PATCH')
     expect(res.headers.get('access-control-allow-credentials')).toBe('true')
   })
+
+  it('sends CORS headers to a request with an Origin only (an SDK sends none and gets none)', async () => {
+    const bare = await srv.raw.get('/version')
+    expect([...bare.headers.keys()].filter((k) => k.startsWith('access-control-') || k === 'vary')).toEqual([])
+    const browser = await srv.raw('GET', '/version', { headers: { origin: 'https://console.example' } })
+    expect(browser.headers.get('access-control-allow-origin')).toBe('https://console.example')
+    expect(browser.headers.get('vary')).toBe('Origin')
+    expect(browser.headers.get('access-control-allow-credentials')).toBe('true')
+  })
 })
 
 describe('capabilities and specs', () => {
