@@ -49,6 +49,11 @@ export interface PostureEvaluator {
    * current posture data or on `data` when given. The array may be shared with later calls: never change it.
    */
   policies(session: PostureSession, serviceId: string, type: Permission, now: number, data?: PostureData): PolicyPosture[]
+  /**
+   * `policies` for one session at one instant, its posture data and MFA state read once: a service list asks for
+   * hundreds of rows in one synchronous pass. Use it within that pass only (later data would not be seen).
+   */
+  forSession(session: PostureSession, now: number): (serviceId: string, type: Permission) => PolicyPosture[]
   /** True when entries `policies` answered depend on the time as well (an MFA check with its timeout is among them). */
   isTimed(entries: readonly PolicyPosture[]): boolean
   /**
@@ -75,38 +80,43 @@ export function createPostureEvaluator(deps: PostureEvalDeps): PostureEvaluator 
   for (const type of ['graph.postureCheck.put', 'graph.postureCheck.deleted', 'graph.policy.put', 'graph.policy.deleted']) {
     deps.bus.subscribe(type, () => void generation++)
   }
+  /** The entries of the service policies of `type` linking the session's identity to the service, judged on `data`. */
+  const judge = (session: PostureSession, serviceId: string, type: Permission, now: number, data: PostureData | undefined): PolicyPosture[] => {
+    const linking = deps.reads.policiesLinking(session.identityId, serviceId, type)
+    const key = data ?? NO_POSTURE_DATA
+    const hit = rows.get(linking)?.get(key)
+    if (hit && hit.generation === generation) return hit.entries
+    const g = deps.graph.snapshot()
+    const mfa: SessionMfaState = { isMfaComplete: session.isMfaComplete, mfaCompletedAt: session.mfaCompletedAt ?? null }
+    const entries: PolicyPosture[] = []
+    let timeDependent = false
+    for (const policyId of linking) {
+      const checks: CheckOutcome[] = []
+      let isPassing = true
+      for (const checkId of deps.reads.membersOf(policyId, 'posture-check')) {
+        const check = g.postureChecks.get(checkId)
+        if (!check) continue
+        if (dependsOnTime(check)) timeDependent = true
+        const result = outcome(check, data, mfa, now)
+        if (!result.isPassing) isPassing = false
+        checks.push({ check, result })
+      }
+      entries.push({ policyId, policyType: type, isPassing, checks })
+    }
+    if (timeDependent) timed.add(entries)
+    else {
+      let perData = rows.get(linking)
+      if (!perData) rows.set(linking, (perData = new WeakMap()))
+      perData.set(key, { generation, entries })
+    }
+    return entries
+  }
   return {
     anyChecks: () => deps.graph.snapshot().postureChecks.size > 0,
-    policies(session, serviceId, type, now, given) {
-      const data = given ?? deps.posture.dataOf(session.id)
-      const linking = deps.reads.policiesLinking(session.identityId, serviceId, type)
-      const key = data ?? NO_POSTURE_DATA
-      const hit = rows.get(linking)?.get(key)
-      if (hit && hit.generation === generation) return hit.entries
-      const g = deps.graph.snapshot()
-      const mfa: SessionMfaState = { isMfaComplete: session.isMfaComplete, mfaCompletedAt: session.mfaCompletedAt ?? null }
-      const entries: PolicyPosture[] = []
-      let timeDependent = false
-      for (const policyId of linking) {
-        const checks: CheckOutcome[] = []
-        let isPassing = true
-        for (const checkId of deps.reads.membersOf(policyId, 'posture-check')) {
-          const check = g.postureChecks.get(checkId)
-          if (!check) continue
-          if (dependsOnTime(check)) timeDependent = true
-          const result = outcome(check, data, mfa, now)
-          if (!result.isPassing) isPassing = false
-          checks.push({ check, result })
-        }
-        entries.push({ policyId, policyType: type, isPassing, checks })
-      }
-      if (timeDependent) timed.add(entries)
-      else {
-        let perData = rows.get(linking)
-        if (!perData) rows.set(linking, (perData = new WeakMap()))
-        perData.set(key, { generation, entries })
-      }
-      return entries
+    policies: (session, serviceId, type, now, given) => judge(session, serviceId, type, now, given ?? deps.posture.dataOf(session.id)),
+    forSession(session, now) {
+      const data = deps.posture.dataOf(session.id)
+      return (serviceId, type) => judge(session, serviceId, type, now, data)
     },
     isTimed: (entries) => timed.has(entries),
     inputsOf: (session) => [deps.posture.dataOf(session.id), session.isMfaComplete, session.mfaCompletedAt ?? null],

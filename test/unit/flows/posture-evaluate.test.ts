@@ -64,6 +64,25 @@ describe('posture evaluator', () => {
   })
 })
 
+describe('posture evaluator for one session', () => {
+  it('answers as policies() does, with the posture data of when it was made, and takes the cached rows', () => {
+    const t = setup()
+    t.setData(corp(1))
+    const judge = t.evaluator.forSession(session, T0)
+    for (const [s, type] of [['s1', 'Dial'], ['s2', 'Dial'], ['none', 'Dial']] as const) {
+      expect(judge(s, type)).toEqual(t.fresh().policies(session, s, type, T0))
+    }
+    const before = judge('s1', 'Dial')
+    expect(before).toBe(t.evaluator.policies(session, 's1', 'Dial', T0))
+    // made before a report: judges on the data it read (a rendering is one synchronous pass)
+    t.setData({ ...NO_POSTURE_DATA, version: 2 })
+    expect(judge('s1', 'Dial')).toBe(before)
+    const after = t.evaluator.forSession(session, T0)('s1', 'Dial')
+    expect(after).not.toBe(before)
+    expect(after[0]!.isPassing).toBe(false)
+  })
+})
+
 describe('PostureQueriesJson', () => {
   it('gives the text of the entries of each permission, equal to rendering them afresh, and keeps it per array and pair', () => {
     const t = setup()
@@ -71,13 +90,15 @@ describe('PostureQueriesJson', () => {
     const dial = t.evaluator.policies(session, 's1', 'Dial', T0)
     const bind = t.evaluator.policies(session, 's2', 'Bind', T0)
     const json = new PostureQueriesJson()
-    const text = (perType: (typeof dial)[]) => new TextDecoder().decode(json.textOf(perType))
-    expect(text([bind, dial])).toBe(JSON.stringify([...toPostureQueryEntries(bind), ...toPostureQueryEntries(dial)]))
-    expect(text([bind, [], dial])).toBe(text([bind, dial]))
-    expect(text([dial])).toBe(JSON.stringify(toPostureQueryEntries(dial)))
-    expect(text([[], dial])).toBe(text([dial]))
-    expect(text([])).toBe('[]')
-    expect(json.textOf([dial])).toBe(json.textOf([dial]))
-    expect(json.textOf([bind, dial])).toBe(json.textOf([bind, dial]))
+    const text = (first?: typeof dial, second?: typeof dial) => new TextDecoder().decode(json.textOf(first, second))
+    expect(text(bind, dial)).toBe(JSON.stringify([...toPostureQueryEntries(bind), ...toPostureQueryEntries(dial)]))
+    expect(text(dial)).toBe(JSON.stringify(toPostureQueryEntries(dial)))
+    expect(text([], dial)).toBe(text(dial))
+    expect(text(dial, [])).toBe(text(dial))
+    expect(text(undefined, dial)).toBe(text(dial))
+    expect(text()).toBe('[]')
+    expect(text([], [])).toBe('[]')
+    expect(json.textOf(dial)).toBe(json.textOf(dial))
+    expect(json.textOf(bind, dial)).toBe(json.textOf(bind, dial))
   })
 })
