@@ -26,7 +26,7 @@ function setup() {
   const reads = { policiesLinking: (_i: string, s: string) => linking[s] ?? [], membersOf: (p: string) => members[p] ?? [] } as unknown as PolicyReads
   const posture: PostureDataReads = { dataOf: () => data, failedRequestsOf: () => [] }
   const deps = { graph, reads, posture, bus }
-  return { checks, bus, deps, evaluator: createPostureEvaluator(deps), setData: (d: PostureData) => void (data = d), fresh: () => createPostureEvaluator({ ...deps, bus: new EventBus() }) }
+  return { checks, members, linking, bus, deps, evaluator: createPostureEvaluator(deps), setData: (d: PostureData) => void (data = d), fresh: () => createPostureEvaluator({ ...deps, bus: new EventBus() }) }
 }
 const session: PostureSession = { id: 'as1', identityId: 'i1', isMfaComplete: false, mfaCompletedAt: null }
 const corp = (version: number): PostureData => ({ ...NO_POSTURE_DATA, version, domain: { postureCheckId: 'dom', name: 'corp', at: T0 } })
@@ -52,6 +52,52 @@ describe('posture evaluator', () => {
     const c = t.evaluator.policies(session, 's1', 'Dial', T0)
     expect(c[0]!.isPassing).toBe(false)
     expect(c).toEqual(t.fresh().policies(session, 's1', 'Dial', T0))
+  })
+
+  it('answers the same array after an unrelated policy or check change, and judges anew when a policy\'s checks or a check it read changed', () => {
+    const t = setup()
+    t.setData(corp(1))
+    const a = t.evaluator.policies(session, 's1', 'Dial', T0)
+    t.bus.publish({ type: 'graph.policy.put' })
+    t.bus.publish({ type: 'graph.postureCheck.put' })
+    expect(t.evaluator.policies(session, 's1', 'Dial', T0)).toBe(a)
+    // a check joins the open policy (the index hands out a new list)
+    t.members['p-open'] = ['dom', 'gone']
+    t.bus.publish({ type: 'graph.policy.put' })
+    const b = t.evaluator.policies(session, 's1', 'Dial', T0)
+    expect(b).not.toBe(a)
+    expect(b.map((p) => p.checks.map((c) => c.check.id))).toEqual([['dom'], ['dom']])
+    expect(b).toEqual(t.fresh().policies(session, 's1', 'Dial', T0))
+    // a listed check that did not exist appears: judged anew
+    t.checks.set('gone', { ...base, id: 'gone', name: 'gone', typeId: 'DOMAIN', domains: ['elsewhere'] } as PostureCheck)
+    t.bus.publish({ type: 'graph.postureCheck.put' })
+    const c = t.evaluator.policies(session, 's1', 'Dial', T0)
+    expect(c.map((p) => [p.policyId, p.isPassing])).toEqual([['p-dom', true], ['p-open', false]])
+    expect(c).toEqual(t.fresh().policies(session, 's1', 'Dial', T0))
+    // a check deleted: judged anew
+    t.checks.delete('gone')
+    t.bus.publish({ type: 'graph.postureCheck.deleted' })
+    const d = t.evaluator.policies(session, 's1', 'Dial', T0)
+    expect(d.map((p) => [p.policyId, p.isPassing])).toEqual([['p-dom', true], ['p-open', true]])
+    expect(d).toEqual(t.fresh().policies(session, 's1', 'Dial', T0))
+  })
+
+  it('finds a row again when the index hands out an equal granting-policy list in a new array, not a different one', () => {
+    const t = setup()
+    t.setData(corp(1))
+    const a = t.evaluator.policies(session, 's1', 'Dial', T0)
+    t.linking.s1 = [...t.linking.s1!]
+    expect(t.evaluator.policies(session, 's1', 'Dial', T0)).toBe(a)
+    t.bus.publish({ type: 'graph.policy.put' })
+    t.linking.s1 = [...t.linking.s1!]
+    expect(t.evaluator.policies(session, 's1', 'Dial', T0)).toBe(a)
+    t.linking.s1 = ['p-dom']
+    const b = t.evaluator.policies(session, 's1', 'Dial', T0)
+    expect(b.map((p) => p.policyId)).toEqual(['p-dom'])
+    expect(b).toEqual(t.fresh().policies(session, 's1', 'Dial', T0))
+    // the same list for the other type is another row (its entries name their type)
+    t.linking.s1 = ['p-dom', 'p-open']
+    expect(t.evaluator.policies(session, 's1', 'Bind', T0).map((p) => p.policyType)).toEqual(['Bind', 'Bind'])
   })
 
   it('never caches a row with an MFA check', () => {
