@@ -157,6 +157,32 @@ describe('a DOMAIN check', () => {
     expectStatus(await dial(other, ids.domainSvc!), 201)
   })
 
+  it('a row follows its policy\'s checks and their records, and an unrelated policy change leaves it as it was', async () => {
+    const before = await postureOf(c, ids.domainSvc!)
+    expect(before[0]).toMatchObject({ isPassing: true })
+    const unrelated = await srv.create('/service-policies', { name: 'unrelated-bind', type: 'Bind', semantic: 'AnyOf', identityRoles: ['#nobody'], serviceRoles: ['#nothing'], postureCheckRoles: [] })
+    expect(await postureOf(c, ids.domainSvc!)).toEqual(before)
+    expectStatus(await srv.mgmt.del(`/service-policies/${unrelated}`), 200)
+    expect(await postureOf(c, ids.domainSvc!)).toEqual(before)
+    // the gated policy gets a second check, failing (no MAC reported): the row shows both and fails
+    const mac = await srv.create('/posture-checks', { name: 'dana-mac', typeId: 'MAC', macAddresses: ['00:11:22:33:44:55'] })
+    const policyId = before[0]!.policyId
+    expectStatus(await srv.mgmt.patch(`/service-policies/${policyId}`, { postureCheckRoles: [`@${ids.domain}`, `@${mac}`] }), 200)
+    const two = await postureOf(c, ids.domainSvc!)
+    expect(two[0]!.isPassing).toBe(false)
+    expect(two[0]!.postureQueries.map((q) => q.id).sort()).toEqual([ids.domain!, mac].sort())
+    // that check now passes for the reported MAC: the same row, judged again
+    expectStatus(await c.client.post('/posture-response', { id: mac, typeId: 'MAC', macAddresses: ['00:11:22:33:44:55'] }), 201)
+    expect((await postureOf(c, ids.domainSvc!))[0]).toMatchObject({ isPassing: true })
+    expectStatus(await srv.mgmt.patch(`/posture-checks/${mac}`, { typeId: 'MAC', macAddresses: ['66:77:88:99:AA:BB'] }), 200)
+    expect((await postureOf(c, ids.domainSvc!))[0]).toMatchObject({ isPassing: false })
+    // back to the domain check alone
+    expectStatus(await srv.mgmt.patch(`/service-policies/${policyId}`, { postureCheckRoles: [`@${ids.domain}`] }), 200)
+    expect(await postureOf(c, ids.domainSvc!)).toEqual(before)
+    expectStatus(await srv.mgmt.del(`/posture-checks/${mac}`), 200)
+    expect(await postureOf(c, ids.domainSvc!)).toEqual(before)
+  })
+
   it('shows the caller\'s posture entries in the Management service view too', async () => {
     const admin = (await srv.mgmt.get('/current-identity')).body.data.id as string
     await srv.create('/service-policies', { name: 'admin-dial', type: 'Dial', semantic: 'AllOf', identityRoles: [`@${admin}`], serviceRoles: [`@${ids.domainSvc}`], postureCheckRoles: [`@${ids.domain}`] })

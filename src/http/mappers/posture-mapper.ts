@@ -99,13 +99,15 @@ export class PostureQueriesJson {
   private readonly texts = new WeakMap<readonly PolicyPostureView[], Uint8Array>()
   private readonly pairs = new WeakMap<readonly PolicyPostureView[], WeakMap<readonly PolicyPostureView[], Uint8Array>>()
 
-  /** The array of the entries of each permission (the arrays `perType` holds, in order). */
-  textOf(perType: readonly (readonly PolicyPostureView[])[]): Uint8Array {
-    const filled = perType.filter((entries) => entries.length > 0)
-    if (filled.length === 0) return EMPTY_ARRAY
-    if (filled.length === 1) return this.one(filled[0]!)
-    // two permissions (Bind, Dial) at most
-    const [a, b] = filled as [readonly PolicyPostureView[], readonly PolicyPostureView[]]
+  /**
+   * The array of the entries of a row's permissions, in order: `first` for its first permission, `second` for its
+   * second (Bind, then Dial); either may be empty or absent.
+   */
+  textOf(first: readonly PolicyPostureView[] | undefined, second?: readonly PolicyPostureView[]): Uint8Array {
+    const a = first !== undefined && first.length > 0 ? first : undefined
+    const b = second !== undefined && second.length > 0 ? second : undefined
+    if (a === undefined) return b === undefined ? EMPTY_ARRAY : this.one(b)
+    if (b === undefined) return this.one(a)
     let byB = this.pairs.get(a)
     if (!byB) this.pairs.set(a, (byB = new WeakMap()))
     let t = byB.get(b)

@@ -26,7 +26,7 @@ function setup() {
   const reads = { policiesLinking: (_i: string, s: string) => linking[s] ?? [], membersOf: (p: string) => members[p] ?? [] } as unknown as PolicyReads
   const posture: PostureDataReads = { dataOf: () => data, failedRequestsOf: () => [] }
   const deps = { graph, reads, posture, bus }
-  return { checks, bus, deps, evaluator: createPostureEvaluator(deps), setData: (d: PostureData) => void (data = d), fresh: () => createPostureEvaluator({ ...deps, bus: new EventBus() }) }
+  return { checks, members, linking, bus, deps, evaluator: createPostureEvaluator(deps), setData: (d: PostureData) => void (data = d), fresh: () => createPostureEvaluator({ ...deps, bus: new EventBus() }) }
 }
 const session: PostureSession = { id: 'as1', identityId: 'i1', isMfaComplete: false, mfaCompletedAt: null }
 const corp = (version: number): PostureData => ({ ...NO_POSTURE_DATA, version, domain: { postureCheckId: 'dom', name: 'corp', at: T0 } })
@@ -54,6 +54,52 @@ describe('posture evaluator', () => {
     expect(c).toEqual(t.fresh().policies(session, 's1', 'Dial', T0))
   })
 
+  it('answers the same array after an unrelated policy or check change, and judges anew when a policy\'s checks or a check it read changed', () => {
+    const t = setup()
+    t.setData(corp(1))
+    const a = t.evaluator.policies(session, 's1', 'Dial', T0)
+    t.bus.publish({ type: 'graph.policy.put' })
+    t.bus.publish({ type: 'graph.postureCheck.put' })
+    expect(t.evaluator.policies(session, 's1', 'Dial', T0)).toBe(a)
+    // a check joins the open policy (the index hands out a new list)
+    t.members['p-open'] = ['dom', 'gone']
+    t.bus.publish({ type: 'graph.policy.put' })
+    const b = t.evaluator.policies(session, 's1', 'Dial', T0)
+    expect(b).not.toBe(a)
+    expect(b.map((p) => p.checks.map((c) => c.check.id))).toEqual([['dom'], ['dom']])
+    expect(b).toEqual(t.fresh().policies(session, 's1', 'Dial', T0))
+    // a listed check that did not exist appears: judged anew
+    t.checks.set('gone', { ...base, id: 'gone', name: 'gone', typeId: 'DOMAIN', domains: ['elsewhere'] } as PostureCheck)
+    t.bus.publish({ type: 'graph.postureCheck.put' })
+    const c = t.evaluator.policies(session, 's1', 'Dial', T0)
+    expect(c.map((p) => [p.policyId, p.isPassing])).toEqual([['p-dom', true], ['p-open', false]])
+    expect(c).toEqual(t.fresh().policies(session, 's1', 'Dial', T0))
+    // a check deleted: judged anew
+    t.checks.delete('gone')
+    t.bus.publish({ type: 'graph.postureCheck.deleted' })
+    const d = t.evaluator.policies(session, 's1', 'Dial', T0)
+    expect(d.map((p) => [p.policyId, p.isPassing])).toEqual([['p-dom', true], ['p-open', true]])
+    expect(d).toEqual(t.fresh().policies(session, 's1', 'Dial', T0))
+  })
+
+  it('finds a row again when the index hands out an equal granting-policy list in a new array, not a different one', () => {
+    const t = setup()
+    t.setData(corp(1))
+    const a = t.evaluator.policies(session, 's1', 'Dial', T0)
+    t.linking.s1 = [...t.linking.s1!]
+    expect(t.evaluator.policies(session, 's1', 'Dial', T0)).toBe(a)
+    t.bus.publish({ type: 'graph.policy.put' })
+    t.linking.s1 = [...t.linking.s1!]
+    expect(t.evaluator.policies(session, 's1', 'Dial', T0)).toBe(a)
+    t.linking.s1 = ['p-dom']
+    const b = t.evaluator.policies(session, 's1', 'Dial', T0)
+    expect(b.map((p) => p.policyId)).toEqual(['p-dom'])
+    expect(b).toEqual(t.fresh().policies(session, 's1', 'Dial', T0))
+    // the same list for the other type is another row (its entries name their type)
+    t.linking.s1 = ['p-dom', 'p-open']
+    expect(t.evaluator.policies(session, 's1', 'Bind', T0).map((p) => p.policyType)).toEqual(['Bind', 'Bind'])
+  })
+
   it('never caches a row with an MFA check', () => {
     const t = setup()
     const a = t.evaluator.policies(session, 's2', 'Dial', T0)
@@ -64,6 +110,25 @@ describe('posture evaluator', () => {
   })
 })
 
+describe('posture evaluator for one session', () => {
+  it('answers as policies() does, with the posture data of when it was made, and takes the cached rows', () => {
+    const t = setup()
+    t.setData(corp(1))
+    const judge = t.evaluator.forSession(session, T0)
+    for (const [s, type] of [['s1', 'Dial'], ['s2', 'Dial'], ['none', 'Dial']] as const) {
+      expect(judge(s, type)).toEqual(t.fresh().policies(session, s, type, T0))
+    }
+    const before = judge('s1', 'Dial')
+    expect(before).toBe(t.evaluator.policies(session, 's1', 'Dial', T0))
+    // made before a report: judges on the data it read (a rendering is one synchronous pass)
+    t.setData({ ...NO_POSTURE_DATA, version: 2 })
+    expect(judge('s1', 'Dial')).toBe(before)
+    const after = t.evaluator.forSession(session, T0)('s1', 'Dial')
+    expect(after).not.toBe(before)
+    expect(after[0]!.isPassing).toBe(false)
+  })
+})
+
 describe('PostureQueriesJson', () => {
   it('gives the text of the entries of each permission, equal to rendering them afresh, and keeps it per array and pair', () => {
     const t = setup()
@@ -71,13 +136,15 @@ describe('PostureQueriesJson', () => {
     const dial = t.evaluator.policies(session, 's1', 'Dial', T0)
     const bind = t.evaluator.policies(session, 's2', 'Bind', T0)
     const json = new PostureQueriesJson()
-    const text = (perType: (typeof dial)[]) => new TextDecoder().decode(json.textOf(perType))
-    expect(text([bind, dial])).toBe(JSON.stringify([...toPostureQueryEntries(bind), ...toPostureQueryEntries(dial)]))
-    expect(text([bind, [], dial])).toBe(text([bind, dial]))
-    expect(text([dial])).toBe(JSON.stringify(toPostureQueryEntries(dial)))
-    expect(text([[], dial])).toBe(text([dial]))
-    expect(text([])).toBe('[]')
-    expect(json.textOf([dial])).toBe(json.textOf([dial]))
-    expect(json.textOf([bind, dial])).toBe(json.textOf([bind, dial]))
+    const text = (first?: typeof dial, second?: typeof dial) => new TextDecoder().decode(json.textOf(first, second))
+    expect(text(bind, dial)).toBe(JSON.stringify([...toPostureQueryEntries(bind), ...toPostureQueryEntries(dial)]))
+    expect(text(dial)).toBe(JSON.stringify(toPostureQueryEntries(dial)))
+    expect(text([], dial)).toBe(text(dial))
+    expect(text(dial, [])).toBe(text(dial))
+    expect(text(undefined, dial)).toBe(text(dial))
+    expect(text()).toBe('[]')
+    expect(text([], [])).toBe('[]')
+    expect(json.textOf(dial)).toBe(json.textOf(dial))
+    expect(json.textOf(bind, dial)).toBe(json.textOf(bind, dial))
   })
 })

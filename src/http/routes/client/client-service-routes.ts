@@ -3,7 +3,7 @@
  * their edge routers and terminators, the caller's edge routers, and the service-update marker.
  */
 import type { PolicyGraphActor } from '../../../actors/policy-graph/policy-graph-actor.ts'
-import type { PolicyReads } from '../../../domain/policy/policy-reads.ts'
+import type { Permission, PolicyReads } from '../../../domain/policy/policy-reads.ts'
 import type { Router, Service } from '../../../domain/policy/policy-types.ts'
 import type { SessionTokens } from '../../../flows/sessions/session-token.ts'
 import type { PostureEvaluator } from '../../../flows/posture/posture-evaluate.ts'
@@ -68,6 +68,19 @@ export function clientServiceRoutes(deps: ClientServiceDeps): RouteDef[] {
     return s
   }
   const rendered = new ClientServiceJson()
+  /**
+   * The postureQueries text of each row of one rendering (at most two permissions per row: no arrays made per row);
+   * `state.timed` turns true once a row holds an MFA check.
+   */
+  const postureOf = (session: ApiSession, now: number, state: { timed: boolean }) => {
+    const judge = deps.posture.forSession(session, now)
+    return (s: Service, permissions: readonly Permission[]): Uint8Array => {
+      const first = permissions.length > 0 ? judge(s.id, permissions[0]!) : undefined
+      const second = permissions.length > 1 ? judge(s.id, permissions[1]!) : undefined
+      if ((first !== undefined && deps.posture.isTimed(first)) || (second !== undefined && deps.posture.isTimed(second))) state.timed = true
+      return postureTexts.textOf(first, second)
+    }
+  }
   const postureTexts = new PostureQueriesJson()
   const answers = new AnswerCache(SERVICE_LIST_CACHE_BYTES)
   /**
@@ -84,13 +97,7 @@ export function clientServiceRoutes(deps: ClientServiceDeps): RouteDef[] {
       selection: selectConfigTypes(configTypes, l),
       lookups: l,
       overridden: new Set(deps.graph.snapshot().overridesOf(identityId).map((o) => o.serviceId)),
-      postureQueries: deps.posture.anyChecks()
-        ? (s, permissions) => {
-            const perType = permissions.map((type) => deps.posture.policies(session, s.id, type, now))
-            if (perType.some((entries) => deps.posture.isTimed(entries))) state.timed = true
-            return postureTexts.textOf(perType)
-          }
-        : undefined,
+      postureQueries: deps.posture.anyChecks() ? postureOf(session, now, state) : undefined,
     }
     const write = (s: Service, body: JsonBody) => rendered.write(s, deps.reads.permissionsOf(identityId, s.id), viewer, body)
     return Object.assign(write, { timed: () => state.timed })
