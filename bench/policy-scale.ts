@@ -16,6 +16,7 @@
  *
  * bun run bench policy [small|medium|large|many-services|baseline]   (BENCH_SECONDS: time per latency figure)
  * bun run bench/policy-scale.ts large                                  (same, directly)
+ * BENCH_KEEP_DATA=1: the data directory is kept (its path printed at the end), e.g. to time cold starts on it again.
  * BENCH_PROFILE=DIR: each controller writes a CPU profile (markdown) into DIR when it stops: the first covers the
  * load and every figure up to the restart, the second the cold start and the service lists timed after it.
  */
@@ -37,8 +38,8 @@ import {
 } from './policy-scenario.ts'
 
 const MAIN = join(import.meta.dir, '..', 'src', 'main.ts')
-const ADMIN_PASSWORD = 'bench-pass-1'
-const USER_PASSWORD = 'bench-user-pass-1'
+export const ADMIN_PASSWORD = 'bench-pass-1'
+export const USER_PASSWORD = 'bench-user-pass-1'
 const tls = { rejectUnauthorized: false }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -68,10 +69,13 @@ async function forwardStderr(stream: ReadableStream<Uint8Array>): Promise<void> 
   if (pending && !REQUEST_LINE.test(pending)) process.stderr.write(pending + '\n')
 }
 
-/** Starts `edgeplane run` in a child process on a free port; resolves once it prints its listening line. */
-export async function startController(dataDir: string, adminPassword = ADMIN_PASSWORD, bunFlags: string[] = []): Promise<Controller> {
+/**
+ * Starts `edgeplane run` (`main`: this checkout's src/main.ts unless told) in a child process on a free port; resolves
+ * once it prints its listening line.
+ */
+export async function startController(dataDir: string, adminPassword = ADMIN_PASSWORD, bunFlags: string[] = [], main = MAIN): Promise<Controller> {
   const t0 = performance.now()
-  const proc = Bun.spawn(['bun', ...bunFlags, MAIN, 'run', '--data', dataDir, '--listen', '127.0.0.1:0', '--admin-password', adminPassword], {
+  const proc = Bun.spawn(['bun', ...bunFlags, main, 'run', '--data', dataDir, '--listen', '127.0.0.1:0', '--admin-password', adminPassword], {
     stdout: 'pipe',
     stderr: 'pipe',
   })
@@ -117,7 +121,7 @@ export function memoryOf(pid: number): { rssMiB: number; peakMiB: number; anonMi
   }
 }
 
-const memoryNote = (m: { peakMiB: number; anonMiB: number; fileMiB: number }) =>
+export const memoryNote = (m: { peakMiB: number; anonMiB: number; fileMiB: number }) =>
   `peak ${m.peakMiB.toFixed(0)} MiB; now ${m.anonMiB.toFixed(0)} MiB anonymous + ${m.fileMiB.toFixed(0)} MiB file pages`
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -131,7 +135,7 @@ interface Answer {
   bytes: number
 }
 
-class Api {
+export class Api {
   constructor(
     readonly base: string,
     public token = '',
@@ -536,7 +540,8 @@ export async function runPolicyScale(opts: PolicyScaleOptions): Promise<Row[]> {
     }
   } finally {
     await server.stop()
-    rmSync(dataDir, { recursive: true, force: true })
+    if (process.env.BENCH_KEEP_DATA) console.log(`  data directory kept (BENCH_KEEP_DATA): ${dataDir}`)
+    else rmSync(dataDir, { recursive: true, force: true })
   }
   printRows(`policy scale '${spec.name}' (${spec.services} services, ${spec.identities} identities, ${spec.edgeRouters} edge routers)`, rows)
   return rows

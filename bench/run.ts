@@ -16,6 +16,8 @@
  * `bun run bench policy <scenario>` runs only the policy scale benchmark on a scenario of bench/policy-scenario.ts
  * (small, medium, large, large-posture, many-services, baseline); 'large' loads 100,000 identities and takes several
  * minutes; 'large-posture' is 'large' with posture checks on a quarter of the service policies.
+ * `bun run bench cold-start DIR [starts]` times cold starts on a data directory kept by a policy run (bench/cold-start.ts;
+ * BENCH_MAIN_B: A/B in turns against another checkout).
  * `bun run bench soak [minutes]` runs only the soak (bench/bench-soak.ts): mixed load at a steady rate, resident memory
  * and p99 sampled each minute (10 minutes unless told; SOAK_RATE requests per second, default 100).
  * Environment: BENCH_SECONDS (per figure, default 3); BENCH_ROUNDS (rounds of the GET /version figures, default 3);
@@ -204,6 +206,9 @@ async function loadExtraBenches(): Promise<{ name: string; value: number; unit: 
 
 if (process.argv[2] === 'policy') {
   await runPolicyScale({ spec: scenarioByName(process.argv[3] ?? 'small'), seconds: SECONDS })
+} else if (process.argv[2] === 'cold-start') {
+  const { runColdStarts } = await import('./cold-start.ts')
+  await runColdStarts(process.argv[3] ?? '', Number(process.argv[4] ?? 5))
 } else if (process.argv[2] === 'soak') {
   await runSoak({
     minutes: Number(process.argv[3] ?? 10),
