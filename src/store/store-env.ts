@@ -32,6 +32,13 @@ export interface Store {
    * transaction on its own thread: writers go on meanwhile). Use `copyStore` (store-copy.ts), which makes it private.
    */
   backup(destPath: string): Promise<void>
+  /**
+   * Closes the environment and opens it again, so that the pages a start-up scan read (every record, once) leave
+   * this process's resident memory: the actors hold what they read, and the pages stay in the kernel's page cache
+   * for whoever reads them next. Commits asked for meanwhile wait for the new environment; call it when nothing else
+   * reads the store (at start, after every actor loaded, before the listener).
+   */
+  releaseScannedPages(): Promise<void>
   close(): Promise<void>
 }
 
@@ -91,24 +98,32 @@ export async function openStore(dataDir: string, opts: OpenStoreOptions = {}): P
     // LMDB creates missing files 0644: create them empty and private first (an empty file is a new environment)
     for (const file of [path, `${path}-lock`]) closeSync(openSync(file, 'a', PRIVATE_FILE_MODE))
   }
-  const env: RootDatabase = open({
-    readOnly,
-    path,
-    encoding: 'json',
-    maxDbs: 64,
-    overlappingSync: false,
-    // keep every commit synchronous to disk: the 2xx contract depends on it
-    noSync: false,
-    // one map of the whole address range (virtual only; the file grows as it needs): without it lmdb-js maps the
-    // file in chunks it remaps as the file grows, and each chunk's pages count again in resident memory
-    mapSize: MAP_SIZE_BYTES,
-  })
+  const openEnv = (): RootDatabase =>
+    open({
+      readOnly,
+      path,
+      encoding: 'json',
+      maxDbs: 64,
+      overlappingSync: false,
+      // keep every commit synchronous to disk: the 2xx contract depends on it
+      noSync: false,
+      // one map of the whole address range (virtual only; the file grows as it needs): without it lmdb-js maps the
+      // file in chunks it remaps as the file grows, and each chunk's pages count again in resident memory
+      mapSize: MAP_SIZE_BYTES,
+    })
   const handles = new Map<SubDbName, Database<unknown, string>>()
-  for (const name of Object.keys(SUB_DBS) as SubDbName[]) {
-    // read-only: a sub-db the store does not have yet opens as undefined
-    const h = env.openDB<unknown, string>({ name, encoding: 'json' }) as Database<unknown, string> | undefined
-    if (h) handles.set(name, h)
+  const openHandles = (env: RootDatabase) => {
+    handles.clear()
+    for (const name of Object.keys(SUB_DBS) as SubDbName[]) {
+      // read-only: a sub-db the store does not have yet opens as undefined
+      const h = env.openDB<unknown, string>({ name, encoding: 'json' }) as Database<unknown, string> | undefined
+      if (h) handles.set(name, h)
+    }
   }
+  let env = openEnv()
+  openHandles(env)
+  /** Set while the environment is being reopened (releaseScannedPages). */
+  let reopening: Promise<void> | null = null
   const db = (name: SubDbName) => {
     const h = handles.get(name)
     if (!h) throw new TypeError(`sub-db ${name} is unknown or absent from ${path}`)
@@ -122,6 +137,7 @@ export async function openStore(dataDir: string, opts: OpenStoreOptions = {}): P
     async commit(ops) {
       if (readOnly) throw new TypeError(`${path} is open read-only`)
       if (ops.length === 0) return
+      if (reopening) await reopening
       await env.transaction(() => {
         for (const op of ops) {
           if (op.value === undefined) db(op.db).remove(op.key)
@@ -129,10 +145,22 @@ export async function openStore(dataDir: string, opts: OpenStoreOptions = {}): P
         }
       })
     },
-    backup(destPath) {
+    async backup(destPath) {
+      if (reopening) await reopening
       return env.backup(destPath, true)
     },
+    releaseScannedPages() {
+      reopening ??= (async () => {
+        await env.flushed
+        await env.close()
+        env = openEnv()
+        openHandles(env)
+        reopening = null
+      })()
+      return reopening
+    },
     async close() {
+      if (reopening) await reopening
       await env.flushed
       await env.close()
     },
