@@ -6,16 +6,19 @@
 import type { Authenticator, Identity } from '../../domain/identity/identity-types.ts'
 import type { IdentityReads } from '../../domain/identity/identity-reads.ts'
 import type { Enrollment } from '../../domain/enrollment/enrollment-types.ts'
-import { shareEmpty, StringPool } from '../../lib/shared-values.ts'
+import { ListPool, shareEmpty, StringPool } from '../../lib/shared-values.ts'
 import { EntityTable } from '../../lib/entity-table.ts'
 import type { AuthPolicy } from '../../domain/identity/identity-auth-policy.ts'
 import type { Mfa } from '../../domain/identity/identity-mfa.ts'
 
-/** The identity as kept in memory: empty maps and role attribute names shared (see shared-values.ts). */
-function compact(i: Identity, names: StringPool): Identity {
+/**
+ * The identity as kept in memory: empty maps and role attribute lists (and so their names) shared (see
+ * shared-values.ts); the list is counted as held by the record until `lists.release`.
+ */
+function compact(i: Identity, lists: ListPool): Identity {
   return {
     ...i,
-    roleAttributes: names.shareAll(i.roleAttributes),
+    roleAttributes: lists.share(i.roleAttributes),
     appData: shareEmpty(i.appData),
     tags: shareEmpty(i.tags),
     serviceHostingCosts: shareEmpty(i.serviceHostingCosts),
@@ -44,6 +47,8 @@ export class IdentityState implements IdentityReads {
   private readonly mfas = new Map<string, Mfa>()
   /** Role attribute names, one string each (they repeat across most identities). */
   private readonly attributeNames = new StringPool()
+  /** Role attribute lists, one array each, of the names above (see compact). */
+  private readonly attributeLists = new ListPool(this.attributeNames)
   /** Identity ids in ascending order, rebuilt lazily after inserts/deletes (lists default to id order). */
   private sortedIds: string[] | null = null
 
@@ -131,10 +136,11 @@ export class IdentityState implements IdentityReads {
       if (prev.name !== next.name) this.byName.delete(prev.name)
       if (prev.externalId !== null && prev.externalId !== next.externalId) this.byExternalId.delete(prev.externalId)
       for (const r of prev.roleAttributes ?? []) this.unindexRole(r, prev.id)
+      this.attributeLists.release(prev.roleAttributes)
     } else {
       this.sortedIds = null
     }
-    next = compact(next, this.attributeNames)
+    next = compact(next, this.attributeLists)
     this.identities.set(next.id, next)
     this.byName.set(next.name, next.id)
     if (next.externalId !== null) this.byExternalId.set(next.externalId, next.id)
@@ -152,6 +158,7 @@ export class IdentityState implements IdentityReads {
     this.byName.delete(prev.name)
     if (prev.externalId !== null && this.byExternalId.get(prev.externalId) === id) this.byExternalId.delete(prev.externalId)
     for (const r of prev.roleAttributes ?? []) this.unindexRole(r, id)
+    this.attributeLists.release(prev.roleAttributes)
     this.sortedIds = null
   }
 

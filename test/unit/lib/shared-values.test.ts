@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'bun:test'
 import { IdentityState } from '../../../src/actors/identity/identity-state.ts'
 import type { Identity } from '../../../src/domain/identity/identity-types.ts'
-import { shareEmpty, StringPool } from '../../../src/lib/shared-values.ts'
+import { ListPool, shareEmpty, StringPool } from '../../../src/lib/shared-values.ts'
 
 describe('shareEmpty', () => {
   it('answers one frozen object for every empty one and leaves others (and null) alone', () => {
@@ -33,6 +33,25 @@ describe('StringPool', () => {
   })
 })
 
+describe('ListPool', () => {
+  it('gives one array per list value and forgets a list once its last holder released it', () => {
+    const pool = new ListPool(new StringPool())
+    const a = pool.share(['web', 'ops'])!
+    const b = pool.share(['web', 'ops'])!
+    expect(b).toBe(a)
+    expect(pool.share(['ops', 'web'])).not.toBe(a)
+    // lists that join to the same text are still different lists
+    expect(pool.share(['web\u0000ops'])).not.toBe(a)
+    expect(pool.share(null)).toBeNull()
+    expect(pool.size).toBe(3)
+    pool.release(a)
+    expect(pool.size).toBe(3)
+    pool.release(b)
+    expect(pool.size).toBe(2)
+    expect(pool.share(['web', 'ops'])).not.toBe(a)
+  })
+})
+
 describe('IdentityState keeps identities compact', () => {
   const identity = (id: string, attrs: string[] | null, tags: Record<string, string> = {}): Identity => ({
     id, name: `n-${id}`, typeId: 'User' as Identity['typeId'], isAdmin: false, isDefaultAdmin: false, roleAttributes: attrs, externalId: null,
@@ -51,6 +70,9 @@ describe('IdentityState keeps identities compact', () => {
     expect(state.identity('a')!.tags).toBe(state.identity('b')!.appData)
     expect(state.identity('b')!.tags).toEqual({ team: 'x' })
     expect(state.identity('a')!.roleAttributes![0]).toBe(state.identity('b')!.roleAttributes![0])
+    state.putIdentity(identity('c', ['web', 'ops']))
+    expect(state.identity('c')!.roleAttributes).toBe(state.identity('a')!.roleAttributes)
+    state.removeIdentity('c')
     expect([...state.idsWithRole('web')].sort()).toEqual(['a', 'b'])
     state.putIdentity({ ...a, roleAttributes: ['ops'] })
     expect([...state.idsWithRole('web')]).toEqual(['b'])
