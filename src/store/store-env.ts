@@ -1,5 +1,6 @@
 /**
- * Opens the one LMDB environment of a data directory and its sub-databases, and runs migrations.
+ * Opens the one LMDB environment of a data directory and its sub-databases (values encoded as store-codecs.ts says),
+ * and runs migrations.
  * Commits are fsynced before their promise resolves (overlappingSync off), so an acknowledged write survives kill -9.
  * The directory holds password and token hashes and the CA keys: it and everything in it stay private to the owner
  * (directories 0700, files 0600), created so and checked (and fixed, with a warning) at every start.
@@ -9,6 +10,7 @@ import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readd
 import { join } from 'node:path'
 import { SUB_DBS, type SubDbName } from './store-catalogue.ts'
 import { migrate } from './store-migrations.ts'
+import { subDbOptions } from './store-codecs.ts'
 import { systemClock } from '../lib/clock.ts'
 
 /** One staged write: a put when `value` is present, else a remove. */
@@ -116,7 +118,7 @@ export async function openStore(dataDir: string, opts: OpenStoreOptions = {}): P
     handles.clear()
     for (const name of Object.keys(SUB_DBS) as SubDbName[]) {
       // read-only: a sub-db the store does not have yet opens as undefined
-      const h = env.openDB<unknown, string>({ name, encoding: 'json' }) as Database<unknown, string> | undefined
+      const h = env.openDB<unknown, string>(subDbOptions(name)) as Database<unknown, string> | undefined
       if (h) handles.set(name, h)
     }
   }

@@ -13,19 +13,19 @@ import type { Mfa } from '../../domain/identity/identity-mfa.ts'
 
 /**
  * The identity as kept in memory: empty maps and role attribute lists (and so their names) shared (see
- * shared-values.ts); the list is counted as held by the record until `lists.release`.
+ * shared-values.ts); the list is counted as held by the record until `lists.release`. A record nobody else holds (one
+ * just read from the store) is compacted in place, sparing a copy of each of 100,000 records at start.
  */
-function compact(i: Identity, lists: ListPool): Identity {
-  return {
-    ...i,
-    roleAttributes: lists.share(i.roleAttributes),
-    appData: shareEmpty(i.appData),
-    tags: shareEmpty(i.tags),
-    serviceHostingCosts: shareEmpty(i.serviceHostingCosts),
-    serviceHostingPrecedences: shareEmpty(i.serviceHostingPrecedences),
-    envInfo: shareEmpty(i.envInfo),
-    sdkInfo: shareEmpty(i.sdkInfo),
-  }
+function compact(i: Identity, lists: ListPool, inPlace: boolean): Identity {
+  const out: { -readonly [K in keyof Identity]: Identity[K] } = inPlace ? i : { ...i }
+  out.roleAttributes = lists.share(i.roleAttributes)
+  out.appData = shareEmpty(i.appData)
+  out.tags = shareEmpty(i.tags)
+  out.serviceHostingCosts = shareEmpty(i.serviceHostingCosts)
+  out.serviceHostingPrecedences = shareEmpty(i.serviceHostingPrecedences)
+  out.envInfo = shareEmpty(i.envInfo)
+  out.sdkInfo = shareEmpty(i.sdkInfo)
+  return out
 }
 
 export class IdentityState implements IdentityReads {
@@ -130,7 +130,8 @@ export class IdentityState implements IdentityReads {
     return this.sortedIds.map((id) => this.identities.get(id)!)
   }
 
-  putIdentity(next: Identity): void {
+  /** Adds or replaces an identity; `owned`: the record is the state's own (read from the store), kept as it is. */
+  putIdentity(next: Identity, owned = false): void {
     const prev = this.identities.get(next.id)
     if (prev) {
       if (prev.name !== next.name) this.byName.delete(prev.name)
@@ -140,7 +141,7 @@ export class IdentityState implements IdentityReads {
     } else {
       this.sortedIds = null
     }
-    next = compact(next, this.attributeLists)
+    next = compact(next, this.attributeLists, owned)
     this.identities.set(next.id, next)
     this.byName.set(next.name, next.id)
     if (next.externalId !== null) this.byExternalId.set(next.externalId, next.id)
