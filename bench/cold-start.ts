@@ -16,12 +16,11 @@
 import { cpSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { cpuSecondsOf } from './bench-cpu.ts'
-import { ADMIN_PASSWORD, Api, memoryNote, memoryOf, startController, USER_PASSWORD } from './policy-scale.ts'
+import { coldStart, memoryNote, memoryOf } from './policy-scale.ts'
 
 const MAIN_A = join(import.meta.dir, '..', 'src', 'main.ts')
 
-interface ColdStart {
+interface Figures {
   listeningMs: number
   cpuAtListeningS: number
   firstVersionMs: number
@@ -31,45 +30,36 @@ interface ColdStart {
   note: string
 }
 
-async function coldStart(dataDir: string, main: string, bunFlags: string[]): Promise<ColdStart> {
-  const t0 = performance.now()
-  const server = await startController(dataDir, ADMIN_PASSWORD, bunFlags, main)
+async function timedStart(dataDir: string, main: string, bunFlags: string[]): Promise<Figures> {
+  const started = await coldStart(dataDir, bunFlags, main)
   try {
-    const cpuAtListeningS = cpuSecondsOf(server.pid) ?? NaN
-    const listening = memoryOf(server.pid)
-    const root = new Api(server.url)
-    while ((await root.call('GET', '/version')).status !== 200) await Bun.sleep(1)
-    const firstVersionMs = performance.now() - t0
-    const client = await new Api(`${server.url}/edge/client/v1`).login('bench-many', USER_PASSWORD)
-    await client.must(200, 'GET', '/services?limit=500')
-    const firstListMs = performance.now() - t0
-    for (let i = 0; i < 50; i++) await client.must(200, 'GET', '/services?limit=500')
-    const serving = memoryOf(server.pid)
+    for (let i = 0; i < 50; i++) await started.client.must(200, 'GET', '/services?limit=500')
+    const serving = memoryOf(started.server.pid)
     return {
-      listeningMs: server.startMs,
-      cpuAtListeningS,
-      firstVersionMs,
-      firstListMs,
-      rssListeningMiB: listening?.rssMiB ?? NaN,
+      listeningMs: started.server.startMs,
+      cpuAtListeningS: started.cpuAtListeningS,
+      firstVersionMs: started.firstVersionMs,
+      firstListMs: started.firstListMs,
+      rssListeningMiB: started.listening?.rssMiB ?? NaN,
       rssServingMiB: serving?.rssMiB ?? NaN,
       note: serving ? memoryNote(serving) : '',
     }
   } finally {
-    await server.stop()
+    await started.server.stop()
   }
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN
 const f2 = (n: number) => n.toFixed(2)
 
-function line(label: string, c: ColdStart): string {
+function line(label: string, c: Figures): string {
   return `${label}  listening ${f2(c.listeningMs / 1000)} s (CPU ${f2(c.cpuAtListeningS)} s), first /version ${f2(c.firstVersionMs / 1000)} s, ` +
     `first service list ${f2(c.firstListMs / 1000)} s; RSS listening ${c.rssListeningMiB.toFixed(0)} MiB, serving ${c.rssServingMiB.toFixed(0)} MiB`
 }
 
 export async function runColdStarts(dataDir: string, starts: number): Promise<void> {
   if (!dataDir) throw new Error('usage: bun run bench cold-start DATA_DIR [starts]')
-  const sides: { label: string; main: string; dir: string; runs: ColdStart[] }[] = [{ label: 'A', main: MAIN_A, dir: dataDir, runs: [] }]
+  const sides: { label: string; main: string; dir: string; runs: Figures[] }[] = [{ label: 'A', main: MAIN_A, dir: dataDir, runs: [] }]
   const other = process.env.BENCH_MAIN_B
   const copies: string[] = []
   if (other) {
@@ -86,7 +76,7 @@ export async function runColdStarts(dataDir: string, starts: number): Promise<vo
   try {
     for (let i = 0; i < starts; i++) {
       for (const side of sides) {
-        const c = await coldStart(side.dir, side.main, bunFlags)
+        const c = await timedStart(side.dir, side.main, bunFlags)
         side.runs.push(c)
         console.log(line(`  ${side.label} #${i + 1}`, c) + ` (${c.note})`)
       }
@@ -96,7 +86,7 @@ export async function runColdStarts(dataDir: string, starts: number): Promise<vo
   }
   console.log('\nmedians:')
   for (const side of sides) {
-    const m = (k: keyof Omit<ColdStart, 'note'>) => median(side.runs.map((r) => r[k]))
+    const m = (k: keyof Omit<Figures, 'note'>) => median(side.runs.map((r) => r[k]))
     console.log(line(`  ${side.label}`, {
       listeningMs: m('listeningMs'), cpuAtListeningS: m('cpuAtListeningS'), firstVersionMs: m('firstVersionMs'), firstListMs: m('firstListMs'),
       rssListeningMiB: m('rssListeningMiB'), rssServingMiB: m('rssServingMiB'), note: '',
