@@ -408,9 +408,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...identityPostureRoutes({ identities, sessions, posture }),
     ...databaseRoutes({ snapshots, integrity }),
   )
-  const caCertsBody = buildCertsOnlyPkcs7(ownCas)
+  // built on the first request (pkijs: tens of ms a start need not spend); the CAs do not change while running
+  let caCertsBody: ReturnType<typeof buildCertsOnlyPkcs7> | undefined
   const cacerts = () =>
-    new Response(caCertsBody, { status: 200, headers: { 'content-type': 'application/pkcs7-mime', 'content-transfer-encoding': 'base64' } })
+    new Response((caCertsBody ??= buildCertsOnlyPkcs7(ownCas)), { status: 200, headers: { 'content-type': 'application/pkcs7-mime', 'content-transfer-encoding': 'base64' } })
   const healthChecks = createHealthChecks({
     lmdb: () => {
       const schemaVersion = store.db('meta').get('schemaVersion')
