@@ -20,6 +20,8 @@
  * bench/floor-server.ts and the controller, keep-alive and on new mTLS connections, in turns.
  * `bun run bench logins` runs only the password login and identity create figures and their targets (BENCH_PROFILE=DIR:
  * the controller writes a CPU profile there).
+ * `bun run bench cold-start DIR [starts]` times cold starts on a data directory kept by a policy run (bench/cold-start.ts;
+ * BENCH_MAIN_B: A/B in turns against another checkout).
  * `bun run bench soak [minutes]` runs only the soak (bench/bench-soak.ts): mixed load at a steady rate, resident memory
  * and p99 sampled each minute (10 minutes unless told; SOAK_RATE requests per second, default 100).
  * `bun run bench reads` runs only the four read figures (bridge, Bun.serve, GET /version, GET /current-identity).
@@ -280,6 +282,9 @@ if (process.argv[2] === 'policy') {
   await runPolicyScale({ spec: scenarioByName(process.argv[3] ?? 'small'), seconds: SECONDS })
 } else if (process.argv[2] === 'transports') {
   await runTransports({ seconds: SECONDS, rounds: ROUNDS })
+} else if (process.argv[2] === 'cold-start') {
+  const { runColdStarts } = await import('./cold-start.ts')
+  await runColdStarts(process.argv[3] ?? '', Number(process.argv[4] ?? 5))
 } else if (process.argv[2] === 'soak') {
   await runSoak({
     minutes: Number(process.argv[3] ?? 10),

@@ -181,8 +181,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const host = opts.host ?? '127.0.0.1'
   const timeoutMs = opts.sessionTimeoutMs ?? 30 * 60_000
   const startedAt = clock.now()
+  const phases = startPhases()
 
   const store = await openStore(opts.dataDir, { warn: log, now: startedAt })
+  phases.end('store')
   const bus = new EventBus()
   const registry = new MetricsRegistry()
   const httpMetrics = createHttpMetrics(registry)
@@ -217,6 +219,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     deps,
   )
   const pki = ca.snapshot().pki
+  phases.end('pki')
   if (opts.renewServerCert) log(`note: the server certificate was renewed from the intermediate CA; valid until ${new Date(pki.server.view.notAfter).toISOString()}`)
   const serverCertNow = certificateVerdict(pki.server.view, clock.now())
   if (!serverCertNow.healthy || serverCertNow.details.startsWith('warning')) {
@@ -240,6 +243,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     flushEveryMs: opts.activityFlushEveryMs ?? 10_000,
   })
   const sessions = sessionRegistry.actor
+  phases.end('identities and sessions')
   const graphLookups: PolicyGraphLookups = {
     identityExists: (id) => identities.snapshot().identity(id) !== undefined,
     identityNameTaken: (name, exceptId) => {
@@ -248,6 +252,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     },
   }
   const graph = await startPolicyGraphActor(store, deps, graphLookups)
+  phases.end('policy graph')
   mailboxes.push(identities, sessions, graph, ca)
   bus.subscribe<Extract<IdentityEvent, { type: 'identity.deleted' }>>('identity.deleted', (e) =>
     sessions.tell({ type: 'apiSession.deleteForIdentity', identityId: e.identity.id, change: { author: 'system', source: 'system' } }),
@@ -263,6 +268,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   if (cutOff > 0) log(`note: ${cutOff} disabled identities still had API sessions (an interrupted disable); ended`)
   const reconciled = await reconcileRouterIdentities({ graph, identities }, { author: 'system', source: 'system' })
   if (reconciled.length > 0) log(`note: ${reconciled.length} router identities did not follow their routers (an interrupted write); repaired`)
+  phases.end('start-up repairs')
   const g0 = graph.snapshot()
   const policyResolver = startPolicyResolver(bus, clock, {
     identities: identities.snapshot().identities.values(),
@@ -272,6 +278,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     postureChecks: g0.postureChecks.values(),
   })
   const reads = policyResolver.reads
+  phases.end('policy index')
   // posture data and refused requests: memory only, gone with their API session / identity
   const postureData = startPostureDataRegistry(bus)
   const posture = postureData.registry
@@ -401,9 +408,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...identityPostureRoutes({ identities, sessions, posture }),
     ...databaseRoutes({ snapshots, integrity }),
   )
-  const caCertsBody = buildCertsOnlyPkcs7(ownCas)
+  // built on the first request (pkijs: tens of ms a start need not spend); the CAs do not change while running
+  let caCertsBody: ReturnType<typeof buildCertsOnlyPkcs7> | undefined
   const cacerts = () =>
-    new Response(caCertsBody, { status: 200, headers: { 'content-type': 'application/pkcs7-mime', 'content-transfer-encoding': 'base64' } })
+    new Response((caCertsBody ??= buildCertsOnlyPkcs7(ownCas)), { status: 200, headers: { 'content-type': 'application/pkcs7-mime', 'content-transfer-encoding': 'base64' } })
   const healthChecks = createHealthChecks({
     lmdb: () => {
       const schemaVersion = store.db('meta').get('schemaVersion')
@@ -445,9 +453,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         fetch: (req) => (new URL(req.url).pathname === '/metrics' ? metricsAnswer() : new Response('not found\n', { status: 404 })),
       })
     : undefined
+  phases.end('routes')
+  // every actor holds what it read: the LMDB pages of that one scan need not stay in this process's resident memory
+  await store.releaseScannedPages()
+  phases.end('store reopened')
   // every actor has read its state: the garbage of reading it (each record parsed, then compacted) goes now, in one
   // collection before the first request, rather than in pauses during the first thousands of requests
   Bun.gc(true)
+  phases.end('gc')
   const listener = await startListener({
     host,
     port: opts.port ?? 1280,
@@ -460,6 +473,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // a wildcard bind is reached locally at localhost
   const listenUrl = `https://${formatHostPort(defaultAdvertise({ host, port: listener.port }))}`
   baseUrl = opts.advertise ? `https://${formatHostPort(opts.advertise)}` : listenUrl
+  phases.end('listener')
+  logger.debug(phases.done(), 'start-up phases')
 
   let stopped = false
   return {
@@ -492,6 +507,30 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       await store.close()
       logger.flush()
     },
+  }
+}
+
+/**
+ * Wall and CPU milliseconds of each start-up phase (logged at debug level): `modules` is the time from the process's
+ * start to startServer (loading and compiling the code), each later phase the time since the previous one ended.
+ */
+function startPhases(): { end(name: string): void; done(): { ms: Record<string, number>; cpuMs: Record<string, number> } } {
+  const cpuNow = () => {
+    const u = process.cpuUsage()
+    return (u.user + u.system) / 1000
+  }
+  const ms: Record<string, number> = { modules: Math.round(performance.now()) }
+  const cpuMs: Record<string, number> = { modules: Math.round(cpuNow()) }
+  let last = performance.now()
+  let lastCpu = cpuNow()
+  return {
+    end(name) {
+      const [now, cpu] = [performance.now(), cpuNow()]
+      ms[name] = Math.round(now - last)
+      cpuMs[name] = Math.round(cpu - lastCpu)
+      ;[last, lastCpu] = [now, cpu]
+    },
+    done: () => ({ ms, cpuMs }),
   }
 }
 

@@ -7,7 +7,6 @@ import { Value } from '@sinclair/typebox/value'
 import { readFileSync } from 'node:fs'
 import { hostname as osHostname } from 'node:os'
 import { resolve } from 'node:path'
-import { parse as parseYaml } from 'yaml'
 import { parseDurationMs } from '../lib/duration.ts'
 import { LOG_LEVELS, type LogLevel } from '../lib/logger.ts'
 
@@ -170,6 +169,8 @@ function formatMinutes(ms: number): string {
 function readConfigFile(path: string): ConfigFile {
   let raw: unknown
   try {
+    // loaded only when there is a file to read (most starts have none; the YAML library takes ~50 ms to load)
+    const { parse: parseYaml } = require('yaml') as typeof import('yaml')
     raw = parseYaml(readFileSync(path, 'utf8')) ?? {}
   } catch (e) {
     throw new ConfigError(`cannot read config file ${path}: ${(e as Error).message}`)

@@ -122,6 +122,9 @@ export async function extractArchive(
 ): Promise<BackupManifest> {
   const extract = tar.extract()
   const piping = pipeline(createReadStream(archiveFile), createGunzip(), extract)
+  // a damaged stream may fail the pipeline while an entry is being written, before `await piping` below: handled
+  // here so that it is not an unhandled rejection (it fails the entries too, and so the loop)
+  piping.catch(() => {})
   let manifest: BackupManifest | undefined
   const expected = new Map<string, ManifestFileEntry>()
   try {

@@ -1,5 +1,6 @@
 /**
- * Opens the one LMDB environment of a data directory and its sub-databases, and runs migrations.
+ * Opens the one LMDB environment of a data directory and its sub-databases (values encoded as store-codecs.ts says),
+ * and runs migrations.
  * Commits are fsynced before their promise resolves (overlappingSync off), so an acknowledged write survives kill -9.
  * The directory holds password and token hashes and the CA keys: it and everything in it stay private to the owner
  * (directories 0700, files 0600), created so and checked (and fixed, with a warning) at every start.
@@ -9,6 +10,7 @@ import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readd
 import { join } from 'node:path'
 import { SUB_DBS, type SubDbName } from './store-catalogue.ts'
 import { migrate } from './store-migrations.ts'
+import { storedValueOf, subDbOptions } from './store-codecs.ts'
 import { systemClock } from '../lib/clock.ts'
 
 /** One staged write: a put when `value` is present, else a remove. */
@@ -32,6 +34,13 @@ export interface Store {
    * transaction on its own thread: writers go on meanwhile). Use `copyStore` (store-copy.ts), which makes it private.
    */
   backup(destPath: string): Promise<void>
+  /**
+   * Closes the environment and opens it again, so that the pages a start-up scan read (every record, once) leave
+   * this process's resident memory: the actors hold what they read, and the pages stay in the kernel's page cache
+   * for whoever reads them next. Commits asked for meanwhile wait for the new environment; call it when nothing else
+   * reads the store (at start, after every actor loaded, before the listener).
+   */
+  releaseScannedPages(): Promise<void>
   close(): Promise<void>
 }
 
@@ -92,11 +101,14 @@ function checkedKey(op: WriteOp): string {
   return op.key
 }
 
-/** The bytes lmdb-js's `json` encoding would store for the value (JSON text), or a TypeError naming the record. */
+/**
+ * The bytes the sub-db's encoding would store for the value (JSON text of its stored form, store-codecs.ts), or a
+ * TypeError naming the record.
+ */
 function encodeJson(op: WriteOp): Buffer {
   let text: string | undefined
   try {
-    text = JSON.stringify(op.value)
+    text = JSON.stringify(storedValueOf(op.db, op.value))
   } catch (e) {
     throw new TypeError(`the value of ${op.db}/${op.key} cannot be stored as JSON: ${(e as Error).message}`)
   }
@@ -116,24 +128,32 @@ export async function openStore(dataDir: string, opts: OpenStoreOptions = {}): P
     // LMDB creates missing files 0644: create them empty and private first (an empty file is a new environment)
     for (const file of [path, `${path}-lock`]) closeSync(openSync(file, 'a', PRIVATE_FILE_MODE))
   }
-  const env: RootDatabase = open({
-    readOnly,
-    path,
-    encoding: 'json',
-    maxDbs: 64,
-    overlappingSync: false,
-    // keep every commit synchronous to disk: the 2xx contract depends on it
-    noSync: false,
-    // one map of the whole address range (virtual only; the file grows as it needs): without it lmdb-js maps the
-    // file in chunks it remaps as the file grows, and each chunk's pages count again in resident memory
-    mapSize: MAP_SIZE_BYTES,
-  })
+  const openEnv = (): RootDatabase =>
+    open({
+      readOnly,
+      path,
+      encoding: 'json',
+      maxDbs: 64,
+      overlappingSync: false,
+      // keep every commit synchronous to disk: the 2xx contract depends on it
+      noSync: false,
+      // one map of the whole address range (virtual only; the file grows as it needs): without it lmdb-js maps the
+      // file in chunks it remaps as the file grows, and each chunk's pages count again in resident memory
+      mapSize: MAP_SIZE_BYTES,
+    })
   const handles = new Map<SubDbName, Database<unknown, string>>()
-  for (const name of Object.keys(SUB_DBS) as SubDbName[]) {
-    // read-only: a sub-db the store does not have yet opens as undefined
-    const h = env.openDB<unknown, string>({ name, encoding: 'json' }) as Database<unknown, string> | undefined
-    if (h) handles.set(name, h)
+  const openHandles = (env: RootDatabase) => {
+    handles.clear()
+    for (const name of Object.keys(SUB_DBS) as SubDbName[]) {
+      // read-only: a sub-db the store does not have yet opens as undefined
+      const h = env.openDB<unknown, string>(subDbOptions(name)) as Database<unknown, string> | undefined
+      if (h) handles.set(name, h)
+    }
   }
+  let env = openEnv()
+  openHandles(env)
+  /** Set while the environment is being reopened (releaseScannedPages). */
+  let reopening: Promise<void> | null = null
   const db = (name: SubDbName) => {
     const h = handles.get(name)
     if (!h) throw new TypeError(`sub-db ${name} is unknown or absent from ${path}`)
@@ -147,6 +167,7 @@ export async function openStore(dataDir: string, opts: OpenStoreOptions = {}): P
     async commit(ops) {
       if (readOnly) throw new TypeError(`${path} is open read-only`)
       if (ops.length === 0) return
+      if (reopening) await reopening
       // everything that can throw first (unknown sub-db, bad key, a value JSON cannot encode): a transaction callback
       // that throws half-way keeps the puts it made (lmdb-js cannot abort it), so a commit must be whole or nothing
       // before it is queued. Then one transaction callback: lmdb-js runs the callbacks queued meanwhile in one
@@ -160,10 +181,22 @@ export async function openStore(dataDir: string, opts: OpenStoreOptions = {}): P
         }
       })
     },
-    backup(destPath) {
+    async backup(destPath) {
+      if (reopening) await reopening
       return env.backup(destPath, true)
     },
+    releaseScannedPages() {
+      reopening ??= (async () => {
+        await env.flushed
+        await env.close()
+        env = openEnv()
+        openHandles(env)
+        reopening = null
+      })()
+      return reopening
+    },
     async close() {
+      if (reopening) await reopening
       await env.flushed
       await env.close()
     },

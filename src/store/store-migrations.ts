@@ -8,7 +8,7 @@ import { defaultAuthPolicy } from '../domain/identity/identity-auth-policy.ts'
 import { DEFAULT_AUTH_POLICY } from '../domain/identity/identity-types.ts'
 
 /** The schema version this binary writes. */
-export const SCHEMA_VERSION = 2
+export const SCHEMA_VERSION = 3
 
 /** A step; `now` (epoch ms) stamps the records it creates. */
 type Migration = (db: (name: SubDbName) => Database<unknown, string>, now: number) => void
@@ -22,6 +22,12 @@ const MIGRATIONS: Record<number, Migration> = {
     if (db('auth-policies').get(DEFAULT_AUTH_POLICY.id) === undefined) {
       db('auth-policies').put(DEFAULT_AUTH_POLICY.id, defaultAuthPolicy(now))
     }
+  },
+  // 2 -> 3: identities are stored compact, the members at their default left out (store-codecs.ts): each is read (as
+  // written before, whole) and written again. An older edgeplane must not read them, hence the version.
+  2: (db) => {
+    const identities = db('identities')
+    for (const { key, value } of [...identities.getRange()]) identities.put(key, value)
   },
 }
 

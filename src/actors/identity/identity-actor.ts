@@ -558,7 +558,8 @@ export function startIdentityActor(
   knownSigner?: (id: string) => boolean,
 ): IdentityActor {
   const state = new IdentityState(reservedNameHolder, knownSigner)
-  for (const { value } of store.db('identities').getRange()) state.putIdentity(value as Identity)
+  // each record is parsed for the state alone: compacted in place (putIdentity's owned)
+  for (const { value } of store.db('identities').getRange()) state.putIdentity(value as Identity, true)
   for (const { value } of store.db('authenticators').getRange()) state.putAuthenticator(value as Authenticator)
   for (const { value } of store.db('enrollments').getRange()) state.putEnrollment(value as Enrollment)
   for (const { value } of store.db('auth-policies').getRange()) state.authPolicies.put(value as AuthPolicy)

@@ -35,9 +35,7 @@ export function* indexEntitiesOf(s: Omit<IndexSources, 'policies'>): Iterable<In
  */
 export function buildPolicyIndex(entities: Iterable<IndexEntity>, policies: Iterable<IndexPolicy>, policiesFirst = false, into?: PolicyIndex): PolicyIndex {
   const ix = into ?? new PolicyIndex()
-  const loadEntities = () => {
-    for (const e of entities) ix.putEntity(e.kind, e.id, e.roleAttributes, null)
-  }
+  const loadEntities = () => ix.loadEntities(entities)
   if (!policiesFirst) loadEntities()
   for (const p of policies) ix.putPolicy(p, null)
   if (policiesFirst) loadEntities()

@@ -81,6 +81,45 @@ export class PolicyIndex implements PolicyReads {
     })
   }
 
+  /**
+   * Adds entities while loading (no change marks): the same index as `putEntity(kind, id, roleAttributes, null)` for
+   * each, with each distinct attribute list (by array, so lists shared by their owner are normalised once) placed in
+   * its class once. An entity already present or named by a policy (`@id`) takes the one-by-one path.
+   */
+  loadEntities(entities: Iterable<{ kind: EntityKind; id: string; roleAttributes: readonly string[] | null | undefined }>): void {
+    const classByList = perKind(() => new Map<readonly string[] | null | undefined, EntityClass>())
+    const added = new Map<EntityClass, number>()
+    // the attribute counts and caches of the classes that grew, then forget them (a one-by-one put may drop a class)
+    const settle = () => {
+      for (const [c, n] of added) {
+        if (c.kind === 'posture-check') this.postureStamp++
+        this.dropPartnerCaches(c)
+        for (const a of c.attrs) this.useAttr(c.kind, a, n)
+      }
+      added.clear()
+      for (const kind of KINDS) classByList[kind].clear()
+    }
+    for (const { kind, id, roleAttributes } of entities) {
+      if (this.classOf[kind].has(id) || (this.refs[kind].get(id) ?? 0) > 0) {
+        settle()
+        this.putEntity(kind, id, roleAttributes, null)
+        continue
+      }
+      let c = classByList[kind].get(roleAttributes)
+      if (!c) {
+        const attrs = normaliseAttrs(roleAttributes)
+        const key = classKey(attrs, null)
+        c = this.classes[kind].get(key) ?? this.createClass(kind, key, attrs, null)
+        classByList[kind].set(roleAttributes, c)
+      }
+      this.changes++
+      c.add(id)
+      this.classOf[kind].set(id, c)
+      added.set(c, (added.get(c) ?? 0) + 1)
+    }
+    settle()
+  }
+
   removeEntity(kind: EntityKind, id: string, now: number | null): void {
     this.op(now, () => {
       const from = this.classOf[kind].get(id)

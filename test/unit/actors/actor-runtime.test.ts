@@ -21,7 +21,7 @@ const behavior: ActorBehavior<State, Msg, Replies, { type: 'put.done'; key: stri
       case 'put':
         state.order.push(msg.key)
         state.values.set(msg.key, msg.value)
-        tx.put('identities', msg.key, { value: msg.value })
+        tx.put('enrollments', msg.key, { value: msg.value })
         tx.emit({ type: 'put.done', key: msg.key })
         return state.order.length
       case 'fail':
@@ -74,15 +74,15 @@ describe('Actor', () => {
 
   it('replies only after the write is in LMDB', async () => {
     await actor.ask({ type: 'put', key: 'k1', value: 'v1' })
-    expect(store.db('identities').get('k1')).toEqual({ value: 'v1' })
+    expect(store.db('enrollments').get('k1')).toEqual({ value: 'v1' })
   })
 
   it('rejects a refused message with its ApiError and writes nothing', async () => {
     await expect(actor.ask({ type: 'fail', key: 'nope' })).rejects.toMatchObject({ code: 'COULD_NOT_VALIDATE' })
-    expect(store.db('identities').get('nope')).toBeUndefined()
+    expect(store.db('enrollments').get('nope')).toBeUndefined()
     // and the mailbox keeps going
     await actor.ask({ type: 'put', key: 'after', value: 'x' })
-    expect(store.db('identities').get('after')).toEqual({ value: 'x' })
+    expect(store.db('enrollments').get('after')).toEqual({ value: 'x' })
   })
 
   it('delivers events synchronously before the reply resolves', async () => {
@@ -96,7 +96,7 @@ describe('Actor', () => {
     const n = 2000
     await Promise.all(Array.from({ length: n }, (_, i) => actor.ask({ type: 'put', key: `burst-${i}`, value: String(i) })))
     let count = 0
-    for (const _ of store.db('identities').getRange({ start: 'burst-', end: 'burst.' })) count++
+    for (const _ of store.db('enrollments').getRange({ start: 'burst-', end: 'burst.' })) count++
     expect(count).toBe(n)
   })
 

@@ -1,8 +1,8 @@
-// Shared empty maps and role attribute names of records held in memory by the hundred thousand.
+// Shared empty maps and role attribute lists of records held in memory by the hundred thousand.
 import { describe, expect, it } from 'bun:test'
 import { IdentityState } from '../../../src/actors/identity/identity-state.ts'
 import type { Identity } from '../../../src/domain/identity/identity-types.ts'
-import { shareEmpty, StringPool } from '../../../src/lib/shared-values.ts'
+import { ListPool, shareEmpty } from '../../../src/lib/shared-values.ts'
 
 describe('shareEmpty', () => {
   it('answers one frozen object for every empty one and leaves others (and null) alone', () => {
@@ -18,18 +18,22 @@ describe('shareEmpty', () => {
   })
 })
 
-describe('StringPool', () => {
-  it('gives one string per value, copies a list only when it changed something, and forgets on demand', () => {
-    const pool = new StringPool()
-    const first = ['ab', 'cd'].map((s) => s + '')
-    expect(pool.shareAll(first)).toBe(first)
-    const again = [`a${'b'}`, 'cd']
-    const shared = pool.shareAll(again)!
-    expect(shared).toEqual(['ab', 'cd'])
-    expect(pool.shareAll(null)).toBeNull()
+describe('ListPool', () => {
+  it('gives one array per list value and forgets a list once its last holder released it', () => {
+    const pool = new ListPool()
+    const a = pool.share(['web', 'ops'])!
+    const b = pool.share(['web', 'ops'])!
+    expect(b).toBe(a)
+    expect(pool.share(['ops', 'web'])).not.toBe(a)
+    // lists that join to the same text are still different lists
+    expect(pool.share(['web\u0000ops'])).not.toBe(a)
+    expect(pool.share(null)).toBeNull()
+    expect(pool.size).toBe(3)
+    pool.release(a)
+    expect(pool.size).toBe(3)
+    pool.release(b)
     expect(pool.size).toBe(2)
-    pool.forget('ab')
-    expect(pool.size).toBe(1)
+    expect(pool.share(['web', 'ops'])).not.toBe(a)
   })
 })
 
@@ -51,9 +55,22 @@ describe('IdentityState keeps identities compact', () => {
     expect(state.identity('a')!.tags).toBe(state.identity('b')!.appData)
     expect(state.identity('b')!.tags).toEqual({ team: 'x' })
     expect(state.identity('a')!.roleAttributes![0]).toBe(state.identity('b')!.roleAttributes![0])
+    state.putIdentity(identity('c', ['web', 'ops']))
+    expect(state.identity('c')!.roleAttributes).toBe(state.identity('a')!.roleAttributes)
+    state.removeIdentity('c')
     expect([...state.idsWithRole('web')].sort()).toEqual(['a', 'b'])
     state.putIdentity({ ...a, roleAttributes: ['ops'] })
     expect([...state.idsWithRole('web')]).toEqual(['b'])
+    state.removeIdentity('b')
+    expect([...state.idsWithRole('web')]).toEqual([])
+    expect([...state.idsWithRole('ops')]).toEqual(['a'])
+  })
+
+  it('answers role questions first asked after changes as of the changes', () => {
+    const state = new IdentityState()
+    state.putIdentity(identity('a', ['web']))
+    state.putIdentity(identity('b', ['web', 'ops']))
+    state.putIdentity(identity('a', ['ops']))
     state.removeIdentity('b')
     expect([...state.idsWithRole('web')]).toEqual([])
     expect([...state.idsWithRole('ops')]).toEqual(['a'])

@@ -67,11 +67,19 @@ describe('store commit', () => {
     expect(store.db('services').get('s2')).toBe(7)
   })
 
+  it('case=an identity is stored in its compact form (members at their default left out) and reads back whole', async () => {
+    const identity = { id: 'compact-1', name: 'c', typeId: 'Default', isAdmin: false, externalId: null, authPolicyId: 'default', roleAttributes: ['a'] }
+    await store.commit([{ db: 'identities', key: 'compact-1', value: identity }])
+    const raw = JSON.parse(Buffer.from(store.db('identities').getBinary('compact-1')!).toString('utf8'))
+    expect(raw).toEqual({ id: 'compact-1', name: 'c', roleAttributes: ['a'] })
+    expect(store.db('identities').get('compact-1')).toMatchObject(identity)
+  })
+
   const refused: [string, WriteOp][] = [
     ['a value JSON cannot encode', { db: 'identities', key: 'bad', value: { n: 1n } }],
-    ['a value JSON encodes as nothing', { db: 'identities', key: 'bad', value: () => 1 }],
-    ['an empty key', { db: 'identities', key: '', value: { n: 1 } }],
-    ['a key too long for LMDB', { db: 'identities', key: 'k'.repeat(2000), value: { n: 1 } }],
+    ['a value JSON encodes as nothing', { db: 'service-policies', key: 'bad', value: () => 1 }],
+    ['an empty key', { db: 'service-policies', key: '', value: { n: 1 } }],
+    ['a key too long for LMDB', { db: 'service-policies', key: 'k'.repeat(2000), value: { n: 1 } }],
   ]
   for (const [what, bad] of refused) {
     it(`case=a commit with ${what} is refused with a TypeError and writes none of its ops`, async () => {

@@ -4,7 +4,6 @@
  * 'partial' (controller-behaviour.md §4): authenticate/mfa, reading and starting the enrollment, verify, the QR code.
  * Everything is decided in flows/authenticate/auth-mfa.ts.
  */
-import QRCode from 'qrcode'
 import { DetailMfa, DetailMfaRecoveryCodes, MfaCode, NewMfaRecoveryCodes, OptionalMfaCode } from '../../../../schemas/mfa.ts'
 import type { MfaFlows } from '../../../flows/authenticate/auth-mfa.ts'
 import { ApiError } from '../../../errors/api-error.ts'
@@ -74,6 +73,8 @@ export function mfaRoutes(deps: { mfa: MfaFlows }): RouteDef[] {
       method: 'GET', path: '/current-identity/mfa/qr-code', apis, access: 'partial', tag, produces: 'image/png',
       summary: 'A PNG QR code of the provisioning URL while the enrollment is not verified',
       handle: async (ctx) => {
+        // loaded on first use: the QR code library takes ~0.1 s to load, and most starts never draw one
+        const { default: QRCode } = await import('qrcode')
         const png = await QRCode.toBuffer(deps.mfa.provisioningUrlOf(ctx.auth.identity), QR_OPTIONS)
         return new Response(png, { status: 200, headers: { 'content-type': 'image/png', 'cache-control': 'no-store' } })
       },

@@ -75,6 +75,28 @@ describe('policy index', () => {
     expect(comparePolicyIndexes(buildPolicyIndex(entities.slice(1), [policy]), full).some((d) => d.startsWith('policy index: identity-attributes'))).toBe(true)
   })
 
+  test('case=loading entities that share one attribute array equals putting them one by one', () => {
+    const shared = ['x', 'y']
+    const entities = [
+      ...Array.from({ length: 6 }, (_, i) => ({ kind: 'identity' as const, id: `i${i}`, roleAttributes: shared })),
+      { kind: 'identity' as const, id: 'j', roleAttributes: ['y', 'x', 'x'] },
+      { kind: 'service' as const, id: 's1', roleAttributes: shared },
+      // already present: moves to its new class
+      { kind: 'identity' as const, id: 'i0', roleAttributes: ['z'] },
+    ]
+    const policy = { id: 'p', kind: 'service-policy' as const, type: 'Dial' as const, semantic: 'AllOf' as const, identityRoles: ['#x', '@i3'], serviceRoles: ['#y'], postureCheckRoles: [] }
+    const oneByOne = new PolicyIndex()
+    oneByOne.putPolicy(policy, null)
+    for (const e of entities) oneByOne.putEntity(e.kind, e.id, e.roleAttributes, null)
+    // policies first: i3 is named by the policy and gets a class of its own
+    const loaded = buildPolicyIndex(entities, [policy], true)
+    expect(comparePolicyIndexes(loaded, oneByOne)).toEqual([])
+    expect(loaded.servicesOfIdentity('i3')).toEqual(['s1'])
+    expect(loaded.servicesOfIdentity('i0')).toEqual([])
+    expect(loaded.identitiesOfService('s1')).toEqual(['i1', 'i2', 'i3', 'i4', 'i5', 'j'])
+    expect(comparePolicyIndexes(buildPolicyIndex(entities, [policy]), oneByOne)).toEqual([])
+  })
+
   test('case=an identity in its own class while a policy names it, back to the shared class after', () => {
     const ix = new PolicyIndex()
     ix.putEntity('identity', 'i1', ['x'], null)
