@@ -230,27 +230,28 @@ describe('ensureControllerPki with corrupt files', () => {
     expect((await errorOf(d)).message).toContain(CONTROLLER_PKI_FILES.serverKey)
   })
 
-  it('fails naming the server certificate file when a block after the leaf is not a certificate', async () => {
-    const d = freshDir()
-    await ensureControllerPki(d, opts)
-    const serverPath = join(d, CONTROLLER_PKI_FILES.serverCert)
-    const leaf = readFileSync(serverPath, 'utf8').split('-----END CERTIFICATE-----')[0] + '-----END CERTIFICATE-----\n'
-    const junkDer = Buffer.from('not a certificate at all').toString('base64')
-    writeFileSync(serverPath, `${leaf}-----BEGIN CERTIFICATE-----\n${junkDer}\n-----END CERTIFICATE-----\n`)
-    const err = await errorOf(d)
-    expect(err.message).toContain(serverPath)
-    expect(err.message).toContain('is not a valid certificate')
-  })
-
-  it('fails naming the key file when the key is one OpenSSL cannot read (its armour is fine)', async () => {
-    const d = freshDir()
-    await ensureControllerPki(d, opts)
-    const keyPath = join(d, CONTROLLER_PKI_FILES.rootKey)
-    writeFileSync(keyPath, `-----BEGIN PRIVATE KEY-----\n${Buffer.from('no key in here').toString('base64')}\n-----END PRIVATE KEY-----\n`)
-    const err = await errorOf(d)
-    expect(err.message).toContain(keyPath)
-    expect(err.message).toContain('is not a usable private key')
-  })
+  /** An armoured block whose DER is not what its label says. */
+  const junkBlock = (label: string) => `-----BEGIN ${label}-----\n${Buffer.from('nothing in here').toString('base64')}\n-----END ${label}-----\n`
+  const cases = [
+    {
+      what: 'the server certificate file when a block after the leaf is not a certificate',
+      name: CONTROLLER_PKI_FILES.serverCert,
+      content: (old: string) => `${old.split('-----END CERTIFICATE-----')[0]}-----END CERTIFICATE-----\n${junkBlock('CERTIFICATE')}`,
+      reason: 'is not a valid certificate',
+    },
+    { what: 'the key file when OpenSSL cannot read the key (its armour is fine)', name: CONTROLLER_PKI_FILES.rootKey, content: () => junkBlock('PRIVATE KEY'), reason: 'is not a usable private key' },
+  ]
+  for (const c of cases) {
+    it(`fails naming ${c.what}`, async () => {
+      const d = freshDir()
+      await ensureControllerPki(d, opts)
+      const path = join(d, c.name)
+      writeFileSync(path, c.content(readFileSync(path, 'utf8')))
+      const err = await errorOf(d)
+      expect(err.message).toContain(path)
+      expect(err.message).toContain(c.reason)
+    })
+  }
 
   it('fails naming the intermediate when it was issued by another root', async () => {
     const d = freshDir()
