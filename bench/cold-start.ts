@@ -10,15 +10,42 @@
  * (B), seconds apart, so both sides of a comparison share the machine's load; each side gets its own copy of the data
  * directory (neither may migrate the other's). Medians per side at the end.
  *
+ * Each side starts what an operator starts: the checkout's compiled binary (dist/edgeplane, `bun run build`) when it
+ * exists and is newer than every file of its src/, else `bun src/main.ts`; the first line says which, per side.
+ * BENCH_COLD_SOURCE=1 starts from source on both sides.
+ *
  * bun run bench cold-start DIR [starts]     (default 5 per side)
- * BENCH_PROFILE=DIR: each start writes a CPU profile (markdown) into DIR when it stops.
+ * BENCH_PROFILE=DIR: each start writes a CPU profile (markdown) into DIR when it stops (from source: a compiled
+ * binary takes no bun flags).
  */
-import { cpSync, mkdtempSync, rmSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { coldStart, memoryNote, memoryOf } from './policy-scale.ts'
 
 const MAIN_A = join(import.meta.dir, '..', 'src', 'main.ts')
+
+/** The newest modification time (ms) of the files under `dir`. */
+function newestMtime(dir: string): number {
+  let newest = 0
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (entry.isFile()) newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs)
+  }
+  return newest
+}
+
+/**
+ * What to start for the checkout of `main` (its src/main.ts): its dist/edgeplane when that is newer than every source
+ * file, else `main` itself; with the reason when it is the source.
+ */
+export function programOf(main: string, fromSource: boolean): { program: string; note: string } {
+  if (fromSource) return { program: main, note: 'from source (asked)' }
+  const srcDir = dirname(main)
+  const binary = join(srcDir, '..', 'dist', 'edgeplane')
+  if (!existsSync(binary)) return { program: main, note: `from source (no ${binary}: bun run build)` }
+  if (statSync(binary).mtimeMs < newestMtime(srcDir)) return { program: main, note: `from source (${binary} is older than ${srcDir}: bun run build)` }
+  return { program: binary, note: 'compiled binary' }
+}
 
 interface Figures {
   listeningMs: number
@@ -59,6 +86,8 @@ function line(label: string, c: Figures): string {
 
 export async function runColdStarts(dataDir: string, starts: number): Promise<void> {
   if (!dataDir) throw new Error('usage: bun run bench cold-start DATA_DIR [starts]')
+  const profileDir = process.env.BENCH_PROFILE
+  const fromSource = process.env.BENCH_COLD_SOURCE === '1' || profileDir !== undefined
   const sides: { label: string; main: string; dir: string; runs: Figures[] }[] = [{ label: 'A', main: MAIN_A, dir: dataDir, runs: [] }]
   const other = process.env.BENCH_MAIN_B
   const copies: string[] = []
@@ -70,9 +99,10 @@ export async function runColdStarts(dataDir: string, starts: number): Promise<vo
       if (side.label === 'B') sides.push(side)
     }
   }
-  const profileDir = process.env.BENCH_PROFILE
   const bunFlags = profileDir ? ['--cpu-prof-md', `--cpu-prof-dir=${profileDir}`] : []
-  console.log(`cold starts on ${dataDir}: ${starts} per side; ${sides.map((s) => `${s.label} = ${s.main}`).join(', ')}`)
+  const programs = sides.map((side) => programOf(side.main, fromSource))
+  sides.forEach((side, i) => (side.main = programs[i]!.program))
+  console.log(`cold starts on ${dataDir}: ${starts} per side; ${sides.map((s, i) => `${s.label} = ${s.main} (${programs[i]!.note})`).join(', ')}`)
   try {
     for (let i = 0; i < starts; i++) {
       for (const side of sides) {

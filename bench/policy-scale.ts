@@ -74,11 +74,15 @@ async function forwardStderr(stream: ReadableStream<Uint8Array>): Promise<void> 
 
 /**
  * Starts `edgeplane run` in a child process on a free port; resolves once it prints its listening line. `main` is this
- * checkout's src/main.ts unless told (another checkout's, to compare two versions in one run).
+ * checkout's src/main.ts unless told (another checkout's, to compare two versions in one run), run by bun with
+ * `bunFlags`; a `main` that is not a .ts file is a compiled binary (`bun run build`), run as it is.
  */
 export async function startController(dataDir: string, adminPassword = ADMIN_PASSWORD, bunFlags: string[] = [], main = MAIN): Promise<Controller> {
   const t0 = performance.now()
-  const proc = Bun.spawn(['bun', ...bunFlags, main, 'run', '--data', dataDir, '--listen', '127.0.0.1:0', '--admin-password', adminPassword], {
+  const compiled = !main.endsWith('.ts')
+  if (compiled && bunFlags.length > 0) throw new Error(`bun flags (${bunFlags.join(' ')}) cannot be given to the compiled binary ${main}`)
+  const command = compiled ? [main] : ['bun', ...bunFlags, main]
+  const proc = Bun.spawn([...command, 'run', '--data', dataDir, '--listen', '127.0.0.1:0', '--admin-password', adminPassword], {
     stdout: 'pipe',
     stderr: 'pipe',
   })

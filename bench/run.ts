@@ -21,7 +21,8 @@
  * `bun run bench logins` runs only the password login and identity create figures and their targets (BENCH_PROFILE=DIR:
  * the controller writes a CPU profile there).
  * `bun run bench cold-start DIR [starts]` times cold starts on a data directory kept by a policy run (bench/cold-start.ts;
- * BENCH_MAIN_B: A/B in turns against another checkout).
+ * the compiled binary when it is built, BENCH_COLD_SOURCE=1 for the source; BENCH_MAIN_B: A/B in turns against another
+ * checkout).
  * `bun run bench soak [minutes]` runs only the soak (bench/bench-soak.ts): mixed load at a steady rate, resident memory
  * and p99 sampled each minute (10 minutes unless told; SOAK_RATE requests per second, default 100).
  * `bun run bench reads` runs only the four read figures (bridge, Bun.serve, GET /version, GET /current-identity).

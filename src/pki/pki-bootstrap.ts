@@ -3,22 +3,25 @@
  * loaded, never overwritten, afterwards. A half-written directory is completed; a corrupt file stops start-up with an
  * Error naming it. This is the only pki module that touches the filesystem.
  */
+import { X509Certificate } from 'node:crypto'
 import { chmod, mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ApiError } from '../errors/api-error.ts'
 import type { Clock } from '../lib/clock.ts'
 import { verifyCertificateChain } from './pki-chain.ts'
 import {
+  certificateDersOf,
   createIntermediateCa,
   createRootCa,
   issueServerCertificate,
-  parseCertificatePem,
-  readCertificates,
+  readCertificateDer,
   toCertificatePem,
+  toCertificateView,
   type CaSigner,
   type CertificateView,
+  type ParsedCertificate,
 } from './pki-certs.ts'
-import { exportPrivateKeyPem, generateKeyPair, importPrivateKeyPem, isKeyPairOf, publicKeyFromPrivateKey } from './pki-keys.ts'
+import { exportPrivateKeyPem, generateKeyPair, importPrivateKeyPem, publicKeyFromPrivateKey, publicKeySpkiOfPrivateKeyPem } from './pki-keys.ts'
 import { canonicalIp } from './pki-names.ts'
 
 /** The file names inside the PKI directory. */
@@ -104,16 +107,17 @@ export async function ensureControllerPki(dir: string, opts: ControllerPkiOption
   if (!rootCertPem) {
     if (!rootKey && intermediateCertOnDisk) throw new Error(`${files.path(F.rootCert)} is missing but ${F.intermediateCert} exists`)
     rootKey ??= await files.createKey(F.rootKey)
+    const privateKey = await files.cryptoKey(F.rootKey, rootKey)
     rootCertPem = await createRootCa({
       subject: { commonName: `edgeplane root CA (${opts.hostname})`, organization: 'edgeplane' },
-      keyPair: { privateKey: rootKey.key, publicKey: await publicKeyFromPrivateKey(rootKey.key) },
+      keyPair: { privateKey, publicKey: await publicKeyFromPrivateKey(privateKey) },
       ...validity(ROOT_TTL_MS),
     })
     await files.write(F.rootCert, rootCertPem, CERT_MODE)
   }
   const root = files.parseCert(F.rootCert, rootCertPem)
-  if (rootKey) await files.assertKeyMatches(F.rootKey, rootKey.key, F.rootCert, rootCertPem)
-  await files.assertChain(F.rootCert, rootCertPem, [], rootCertPem, now)
+  if (rootKey) files.assertKeyMatches(F.rootKey, rootKey, F.rootCert, root)
+  await files.assertChain(F.rootCert, root, [], root, now)
 
   // Intermediate CA.
   let intermediateCertPem = intermediateCertOnDisk
@@ -122,9 +126,9 @@ export async function ensureControllerPki(dir: string, opts: ControllerPkiOption
     if (!rootKey) throw new Error(`${files.path(F.rootKey)} is missing; it is needed to issue ${F.intermediateCert}`)
     intermediateKey ??= await files.createKey(F.intermediateKey)
     intermediateCertPem = await createIntermediateCa({
-      issuer: { certPem: rootCertPem, privateKey: rootKey.key },
+      issuer: { certPem: rootCertPem, privateKey: await files.cryptoKey(F.rootKey, rootKey) },
       subject: { commonName: `edgeplane intermediate CA (${opts.hostname})`, organization: 'edgeplane' },
-      publicKey: await publicKeyFromPrivateKey(intermediateKey.key),
+      publicKey: await publicKeyFromPrivateKey(await files.cryptoKey(F.intermediateKey, intermediateKey)),
       ...validity(INTERMEDIATE_TTL_MS),
     })
     await files.write(F.intermediateCert, intermediateCertPem, CERT_MODE)
@@ -132,9 +136,10 @@ export async function ensureControllerPki(dir: string, opts: ControllerPkiOption
     throw new Error(`${files.path(F.intermediateKey)} is missing but ${F.intermediateCert} exists`)
   }
   const intermediate = files.parseCert(F.intermediateCert, intermediateCertPem)
-  await files.assertKeyMatches(F.intermediateKey, intermediateKey.key, F.intermediateCert, intermediateCertPem)
-  await files.assertChain(F.intermediateCert, intermediateCertPem, [], rootCertPem, now)
-  const signer: CaSigner = { certPem: intermediateCertPem, privateKey: intermediateKey.key }
+  files.assertKeyMatches(F.intermediateKey, intermediateKey, F.intermediateCert, intermediate)
+  await files.assertChain(F.intermediateCert, intermediate, [], root, now)
+  const intermediatePrivateKey = await files.cryptoKey(F.intermediateKey, intermediateKey)
+  const signer: CaSigner = { certPem: intermediateCertPem, privateKey: intermediatePrivateKey }
 
   // Server certificate: the leaf followed by the intermediate.
   const wantedSans = toSans([opts.hostname, ...opts.extraSans])
@@ -147,7 +152,7 @@ export async function ensureControllerPki(dir: string, opts: ControllerPkiOption
     serverKey ??= await files.createKey(F.serverKey)
     const leafPem = await issueServerCertificate({
       issuer: signer,
-      publicKey: await publicKeyFromPrivateKey(serverKey.key),
+      publicKey: await publicKeyFromPrivateKey(await files.cryptoKey(F.serverKey, serverKey)),
       commonName: opts.hostname,
       dnsNames: wantedSans.dnsNames,
       ipAddresses: wantedSans.ipAddresses,
@@ -156,19 +161,19 @@ export async function ensureControllerPki(dir: string, opts: ControllerPkiOption
     serverCertPem = leafPem + intermediateCertPem
     await files.write(F.serverCert, serverCertPem, CERT_MODE, renewing)
   }
-  const serverLeafPem = files.leafPem(F.serverCert, serverCertPem)
-  const server = files.parseCert(F.serverCert, serverLeafPem)
+  const server = files.parseCert(F.serverCert, serverCertPem)
+  const serverLeafPem = toCertificatePem(server)
   if (!serverKey) throw new Error(`${files.path(F.serverKey)} is missing but ${F.serverCert} exists`)
-  await files.assertKeyMatches(F.serverKey, serverKey.key, F.serverCert, serverLeafPem)
-  await files.assertChain(F.serverCert, serverLeafPem, [intermediateCertPem], rootCertPem, now)
+  files.assertKeyMatches(F.serverKey, serverKey, F.serverCert, server)
+  await files.assertChain(F.serverCert, server, [intermediate], root, now)
 
-  const has = new Set([...server.dnsNames.map((d) => d.toLowerCase()), ...server.ipAddresses])
+  const has = new Set([...server.view.dnsNames.map((d) => d.toLowerCase()), ...server.view.ipAddresses])
   return {
     dir,
-    root: { certPem: rootCertPem, view: root },
-    intermediate: { certPem: intermediateCertPem, view: intermediate, privateKey: intermediateKey.key },
+    root: { certPem: rootCertPem, view: root.view },
+    intermediate: { certPem: intermediateCertPem, view: intermediate.view, privateKey: intermediatePrivateKey },
     signer,
-    server: { certPem: serverLeafPem, keyPem: serverKey.pem, view: server },
+    server: { certPem: serverLeafPem, keyPem: serverKey.pem, view: server.view },
     caBundlePem: intermediateCertPem + rootCertPem,
     tls: { key: serverKey.pem, cert: serverLeafPem + intermediateCertPem },
     created: files.created,
@@ -216,10 +221,24 @@ async function removeStaleTemps(dir: string): Promise<void> {
   }
 }
 
-/** A private key with the PEM text it has on disk. */
+/**
+ * A private key: the PEM text it has on disk and its public key (DER SubjectPublicKeyInfo, derived by OpenSSL when the
+ * file is read: that reading is the check that the file holds a usable key). The WebCrypto key is imported only where
+ * it signs (the intermediate always; the root and server keys only to issue a certificate).
+ */
 interface LoadedKey {
-  key: CryptoKey
   pem: string
+  spki: Uint8Array
+  key?: CryptoKey
+}
+
+/**
+ * A certificate file's first certificate: parsed once (pkijs, for its view and the chain check), its view, and
+ * OpenSSL's reading of it (the key check).
+ */
+interface LoadedCertificate extends ParsedCertificate {
+  view: CertificateView
+  openssl: X509Certificate
 }
 
 /** File access for one PKI directory: reads that name the file in every error, and no-overwrite atomic writes. */
@@ -245,7 +264,16 @@ class PkiFiles {
     const pem = await this.read(name)
     if (pem === null) return null
     try {
-      return { key: await importPrivateKeyPem(pem), pem }
+      return { pem, spki: publicKeySpkiOfPrivateKeyPem(pem) }
+    } catch (e) {
+      throw new Error(`${this.path(name)} is not a usable private key: ${(e as Error).message}`, { cause: e })
+    }
+  }
+
+  /** The key as a WebCrypto signing key, imported on the first call. */
+  async cryptoKey(name: string, key: LoadedKey): Promise<CryptoKey> {
+    try {
+      return (key.key ??= await importPrivateKeyPem(key.pem))
     } catch (e) {
       throw new Error(`${this.path(name)} is not a usable private key: ${(e as Error).message}`, { cause: e })
     }
@@ -256,36 +284,35 @@ class PkiFiles {
     const pair = await generateKeyPair()
     const pem = await exportPrivateKeyPem(pair.privateKey)
     await this.write(name, pem, KEY_MODE)
-    return { key: pair.privateKey, pem }
+    return { pem, spki: publicKeySpkiOfPrivateKeyPem(pem), key: pair.privateKey }
   }
 
-  parseCert(name: string, pem: string): CertificateView {
+  /**
+   * The first certificate of a certificate file (a chain file holds more: each is checked to be a certificate too,
+   * by OpenSSL).
+   */
+  parseCert(name: string, pem: string): LoadedCertificate {
     try {
-      return parseCertificatePem(pem)
+      const [first, ...rest] = certificateDersOf(pem)
+      for (const der of rest) new X509Certificate(der)
+      const parsed = readCertificateDer(first!)
+      return { ...parsed, view: toCertificateView(parsed), openssl: new X509Certificate(parsed.der) }
     } catch (e) {
       throw new Error(`${this.path(name)} is not a valid certificate: ${reasonOf(e)}`, { cause: e })
     }
   }
 
-  /** The first certificate of a chain file, re-armoured. */
-  leafPem(name: string, pem: string): string {
-    try {
-      return toCertificatePem(readCertificates(pem)[0])
-    } catch (e) {
-      throw new Error(`${this.path(name)} is not a valid certificate: ${reasonOf(e)}`, { cause: e })
-    }
-  }
-
-  async assertKeyMatches(keyName: string, key: CryptoKey, certName: string, certPem: string): Promise<void> {
-    const spki = readCertificates(certPem)[0].cert.subjectPublicKeyInfo.toSchema().toBER(false)
-    if (!(await isKeyPairOf(key, new Uint8Array(spki)))) {
+  /** The key's public key (OpenSSL's SubjectPublicKeyInfo of each) is the certificate's. */
+  assertKeyMatches(keyName: string, key: LoadedKey, certName: string, cert: LoadedCertificate): void {
+    const certSpki = cert.openssl.publicKey.export({ type: 'spki', format: 'der' })
+    if (!certSpki.equals(key.spki)) {
       throw new Error(`${this.path(keyName)} does not match the public key of ${certName}`)
     }
   }
 
   /** Expiry is not corruption: an expired certificate still loads, and the caller sees its notAfter in the view. */
-  async assertChain(name: string, leafPem: string, intermediates: string[], rootPem: string, at: number): Promise<void> {
-    const result = await verifyCertificateChain({ leaf: leafPem, intermediates, trusted: [rootPem], at, allowExpired: true })
+  async assertChain(name: string, leaf: ParsedCertificate, intermediates: ParsedCertificate[], root: ParsedCertificate, at: number): Promise<void> {
+    const result = await verifyCertificateChain({ leaf, intermediates, trusted: [root], at, allowExpired: true })
     if (!result.ok && result.reason !== 'NOT_YET_VALID') {
       throw new Error(`${this.path(name)} does not chain to ${CONTROLLER_PKI_FILES.rootCert}: ${result.message}`)
     }

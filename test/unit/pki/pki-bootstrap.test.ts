@@ -230,6 +230,29 @@ describe('ensureControllerPki with corrupt files', () => {
     expect((await errorOf(d)).message).toContain(CONTROLLER_PKI_FILES.serverKey)
   })
 
+  /** An armoured block whose DER is not what its label says. */
+  const junkBlock = (label: string) => `-----BEGIN ${label}-----\n${Buffer.from('nothing in here').toString('base64')}\n-----END ${label}-----\n`
+  const cases = [
+    {
+      what: 'the server certificate file when a block after the leaf is not a certificate',
+      name: CONTROLLER_PKI_FILES.serverCert,
+      content: (old: string) => `${old.split('-----END CERTIFICATE-----')[0]}-----END CERTIFICATE-----\n${junkBlock('CERTIFICATE')}`,
+      reason: 'is not a valid certificate',
+    },
+    { what: 'the key file when OpenSSL cannot read the key (its armour is fine)', name: CONTROLLER_PKI_FILES.rootKey, content: () => junkBlock('PRIVATE KEY'), reason: 'is not a usable private key' },
+  ]
+  for (const c of cases) {
+    it(`fails naming ${c.what}`, async () => {
+      const d = freshDir()
+      await ensureControllerPki(d, opts)
+      const path = join(d, c.name)
+      writeFileSync(path, c.content(readFileSync(path, 'utf8')))
+      const err = await errorOf(d)
+      expect(err.message).toContain(path)
+      expect(err.message).toContain(c.reason)
+    })
+  }
+
   it('fails naming the intermediate when it was issued by another root', async () => {
     const d = freshDir()
     await ensureControllerPki(d, opts)
