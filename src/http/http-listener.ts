@@ -35,6 +35,14 @@ export interface ListenerOptions {
 /** One answered request, as its log line says it: never its headers, query or body. */
 export type AnsweredRequest = RequestLine
 
+/**
+ * Answers up to this size leave with their head in one TLS record and one system call (the socket corked around
+ * both). A corked socket joins what was written into one new buffer when uncorked: for a service list of a MiB that
+ * copy and its garbage cost more CPU than the second system call saves, and bodies beyond a TLS record's 16 KiB are
+ * split into several records anyway.
+ */
+export const CORK_MAX_BYTES = 16 * 1024
+
 /** `host[:port]` of RFC 9110 §7.2: a registered name, an IPv4 address or a bracketed IPv6 literal, a port up to 65535 (may be empty). */
 const HOST_HEADER = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]+)(?::(\d{0,5}))?$/
 
@@ -144,8 +152,8 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
   }
 
   /**
-   * Writes an answer: its status and headers (the response's own, then `extra`) in one `writeHead`, and its body, the
-   * socket corked around both so that they leave in one TLS record and one system call.
+   * Writes an answer: its status and headers (the response's own, then `extra`) in one `writeHead`, and its body; the
+   * socket corked around both when the body is small (CORK_MAX_BYTES).
    */
   async function write(res: http.ServerResponse, response: Response, extra: readonly string[], closeAfter: boolean, written: () => void): Promise<void> {
     const rendered = renderedBody(response)
@@ -154,7 +162,8 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
     response.headers.forEach((value, key) => headers.push(key, value))
     for (const h of extra) headers.push(h)
     if (closeAfter) headers.push('connection', 'close')
-    const socket = res.socket
+    const size = rendered ? rendered.bytes.length : (buf?.length ?? 0)
+    const socket = size > CORK_MAX_BYTES ? null : res.socket
     socket?.cork()
     if (rendered) {
       const { bytes } = rendered

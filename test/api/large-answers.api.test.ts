@@ -2,6 +2,7 @@
 // gives back after writing them: concurrent answers must never see each other's bytes.
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { expectStatus, startTestServer, type ApiClient, type TestServer } from '../support/harness.ts'
+import { CORK_MAX_BYTES } from '../../src/http/http-listener.ts'
 
 let srv: TestServer
 const clients: ApiClient[] = []
@@ -60,5 +61,26 @@ describe('large answers', () => {
     const one = await clients[2]!.get(`/services/${page.body.data[0].id}`)
     expectStatus(one, 200)
     expect(one.body.data).toEqual(page.body.data[0])
+  })
+
+  it('answers on either side of the corking limit arrive whole, in order, on one kept-alive connection', async () => {
+    // a small answer leaves with its head in one write, a larger one in two: interleave both on the same connections
+    const whole = await clients[2]!.get('/services?limit=500')
+    const rowBytes = Buffer.byteLength(whole.text) / whole.body.data.length
+    const below = Math.floor((CORK_MAX_BYTES * 0.8) / rowBytes)
+    const above = Math.ceil((CORK_MAX_BYTES * 1.5) / rowBytes)
+    const sizes = new Map<number, number>()
+    for (let round = 0; round < 10; round++) {
+      for (const limit of [below, above, 1, above, below]) {
+        const res = await clients[2]!.get(`/services?limit=${limit}&offset=${round}`)
+        expectStatus(res, 200)
+        const bytes = Buffer.byteLength(res.text)
+        expect(Number(res.headers.get('content-length'))).toBe(bytes)
+        expect(res.body.data.map((s: { id: string }) => s.id)).toEqual(whole.body.data.slice(round, round + limit).map((s: { id: string }) => s.id))
+        sizes.set(limit, bytes)
+      }
+    }
+    expect(sizes.get(below)!).toBeLessThan(CORK_MAX_BYTES)
+    expect(sizes.get(above)!).toBeGreaterThan(CORK_MAX_BYTES)
   })
 })
