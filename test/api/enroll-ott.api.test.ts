@@ -1,10 +1,10 @@
 // One-time-token enrollment: identity create with enrollment {ott: true}, the enrollment JWT, and its redemption by
-// POST /enroll/ott and the legacy POST /enroll?method=ott (controller-behaviour.md §6; edge-api client.yml enrollOtt,
-// enroll; management.yml identityEnrollments).
+// POST /enroll/ott and the legacy generic POST /enroll?token= (method ott by default, a PEM CSR body, a JSON answer)
+// (controller-behaviour.md §6; edge-api client.yml enrollOtt, enroll; management.yml identityEnrollments).
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { decodeProtectedHeader, importX509, jwtVerify } from 'jose'
 import { decodePem, encodePem } from '../../src/lib/pem.ts'
-import { generateKeyPair } from '../../src/pki/pki-keys.ts'
+import { exportPrivateKeyPem, generateKeyPair } from '../../src/pki/pki-keys.ts'
 import { parseCertificatesPem } from '../../src/pki/pki-certs.ts'
 import { verifyCertificateChain } from '../../src/pki/pki-chain.ts'
 import { expectError, expectStatus, startTestServer, type TestServer } from '../support/harness.ts'
@@ -156,32 +156,116 @@ describe('POST /enroll/ott', () => {
   })
 })
 
-describe('POST /enroll?method=ott&token=… (legacy)', () => {
-  for (const contentType of ['application/x-pem-file', 'text/plain', undefined]) {
-    it(`takes an RSA CSR as a PEM body (${contentType ?? 'no content type'}) and answers JSON`, async () => {
+describe('POST /enroll?token=… (legacy generic form: ott by default, a PEM CSR body)', () => {
+  /** POST /enroll with `query`, the body as it is and `headers` (no content type unless given). */
+  const legacy = (query: string, body: string | Uint8Array, headers: Record<string, string> = {}) =>
+    srv.client('POST', `/enroll?${query}`, { rawBody: body, headers })
+
+  /** The identity's ott enrollment is still there and it has no authenticator: the refusal wrote nothing. */
+  async function expectUntouched(id: string, token: string): Promise<void> {
+    const identity = (await srv.mgmt.get(`/identities/${id}`)).body.data
+    expect(identity.enrollment.ott.token).toBe(token)
+    expect(identity.authenticators).toEqual({})
+  }
+
+  // what older SDKs send: the C SDK text/plain, the Java/Kotlin SDK application/x-pem-file; application/pkcs7 and no
+  // content type are the real controller's other legacy types
+  const contentTypes = ['application/x-pem-file', 'application/pkcs7', 'text/plain', 'text/plain; charset=utf-8', undefined]
+  for (const contentType of contentTypes) {
+    it(`enrolls as ott without a method from a PEM body (${contentType ?? 'no content type'}), answers JSON, and the certificate logs in`, async () => {
       const { id, ott } = await withOtt(`ott-legacy-${contentType ?? 'none'}`)
-      const rsaCsr = await makeCsrPem(await generateKeyPair('rsa-2048'))
-      const headers: Record<string, string> = contentType ? { 'content-type': contentType } : {}
-      const res = await srv.client('POST', `/enroll?method=ott&token=${ott.token}`, { rawBody: rsaCsr, headers })
+      const keys = await generateKeyPair('rsa-2048')
+      const res = await legacy(`token=${ott.token}`, await makeCsrPem(keys), contentType ? { 'content-type': contentType } : {})
       expectStatus(res, 200)
+      expect(res.headers.get('content-type')).toBe('application/json')
+      expect(res.body.data.controllers).toEqual([srv.server.advertisedUrl])
       const [leaf] = parseCertificatesPem(res.body.data.cert)
       expect(leaf.subjectCn).toBe(id)
       expect(leaf.publicKeyAlgorithm).toBe('rsa')
+      const identity = (await srv.mgmt.get(`/identities/${id}`)).body.data
+      expect(identity.enrollment).toEqual({})
+      expect(identity.authenticators.cert.fingerprint).toBe(leaf.fingerprintSha1)
+
+      const login = await srv.raw.post('/edge/client/v1/authenticate?method=cert', {}, {
+        tls: { cert: res.body.data.cert, key: await exportPrivateKeyPem(keys.privateKey) },
+      })
+      expectStatus(login, 200)
+      expect(login.body.data.identity.id).toBe(id)
     })
   }
 
-  it('takes the JSON form with clientCsr', async () => {
-    const { ott } = await withOtt('ott-legacy-json')
-    expectStatus(await srv.client.post(`/enroll?method=ott&token=${ott.token}`, { clientCsr: csrPem }), 200)
+  it('takes an explicit method=ott and an empty method= as ott', async () => {
+    const first = await withOtt('ott-legacy-explicit')
+    expectStatus(await legacy(`method=ott&token=${first.ott.token}`, csrPem, { 'content-type': 'application/x-pem-file' }), 200)
+    const second = await withOtt('ott-legacy-empty-method')
+    expectStatus(await legacy(`method=&token=${second.ott.token}`, csrPem, { 'content-type': 'text/plain' }), 200)
   })
 
-  it('refuses an unknown method with INVALID_ENROLL_METHOD and another content type with 415', async () => {
-    const { ott } = await withOtt('ott-legacy-refusals')
+  it('takes the JSON form with clientCsr, with or without a method', async () => {
+    const first = await withOtt('ott-legacy-json')
+    expectStatus(await srv.client.post(`/enroll?method=ott&token=${first.ott.token}`, { clientCsr: csrPem }), 200)
+    const second = await withOtt('ott-legacy-json-no-method')
+    const res = await srv.client.post(`/enroll?token=${second.ott.token}`, { clientCsr: csrPem })
+    expectStatus(res, 200)
+    expect(parseCertificatesPem(res.body.data.cert)[0].subjectCn).toBe(second.id)
+  })
+
+  it('reads a JSON body with the JSON parser only: a PEM body sent as JSON is 400 COULD_NOT_PARSE_BODY', async () => {
+    const { id, ott } = await withOtt('ott-legacy-pem-as-json')
+    expectError(await legacy(`token=${ott.token}`, csrPem, { 'content-type': 'application/json' }), 400, 'COULD_NOT_PARSE_BODY')
+    await expectUntouched(id, ott.token)
+  })
+
+  it('refuses a token already used, an unknown one and none with INVALID_ENROLLMENT_TOKEN', async () => {
+    const { ott } = await withOtt('ott-legacy-used')
+    expectStatus(await legacy(`token=${ott.token}`, csrPem, { 'content-type': 'text/plain' }), 200)
+    expectError(await legacy(`token=${ott.token}`, csrPem, { 'content-type': 'text/plain' }), 400, 'INVALID_ENROLLMENT_TOKEN')
+    expectError(await legacy(`token=${crypto.randomUUID()}`, csrPem, { 'content-type': 'application/x-pem-file' }), 400, 'INVALID_ENROLLMENT_TOKEN')
+    expectError(await legacy('', csrPem, { 'content-type': 'application/x-pem-file' }), 400, 'INVALID_ENROLLMENT_TOKEN')
+  })
+
+  describe('a body that is not a CSR: 400 COULD_NOT_PROCESS_CSR with a cause, and nothing written', () => {
+    const cases: [string, () => string | Uint8Array][] = [
+      ['text that is no PEM', () => 'not a csr at all'],
+      ['an empty body', () => ''],
+      ['a certificate instead of a CSR', () => srv.server.pki.root.certPem],
+      ['a truncated CSR', () => csrPem.slice(0, csrPem.length / 2)],
+      ['bytes that are not UTF-8', () => new Uint8Array([0x30, 0x82, 0xff, 0xfe, 0x00, 0xc3, 0x28])],
+      ['a JSON document under a PEM type', () => JSON.stringify({ clientCsr: csrPem })],
+    ]
+    for (const [what, body] of cases) {
+      it(`refuses ${what}`, async () => {
+        const { id, ott } = await withOtt(`ott-legacy-bad-${what.replaceAll(' ', '-')}`)
+        const res = await legacy(`token=${ott.token}`, body(), { 'content-type': 'application/x-pem-file' })
+        expectError(res, 400, 'COULD_NOT_PROCESS_CSR')
+        expect(res.body.error.cause.message).toBeString()
+        await expectUntouched(id, ott.token)
+      })
+    }
+  })
+
+  it('answers 415 UNSUPPORTED_MEDIA to a caller that does not accept JSON, and uses nothing', async () => {
+    const { id, ott } = await withOtt('ott-legacy-accept')
+    for (const accept of ['application/x-pem-file', 'application/x-x509-user-cert', 'text/plain']) {
+      expectError(await legacy(`token=${ott.token}`, csrPem, { 'content-type': 'application/x-pem-file', accept }), 415, 'UNSUPPORTED_MEDIA')
+    }
+    await expectUntouched(id, ott.token)
+    expectStatus(await legacy(`token=${ott.token}`, csrPem, { 'content-type': 'application/x-pem-file', accept: 'application/x-pem-file, */*' }), 200)
+  })
+
+  it('refuses another content type with 415 UNSUPPORTED_MEDIA and an unknown method with INVALID_ENROLL_METHOD', async () => {
+    const { id, ott } = await withOtt('ott-legacy-refusals')
+    expectError(await legacy(`method=ott&token=${ott.token}`, csrPem, { 'content-type': 'application/xml' }), 415, 'UNSUPPORTED_MEDIA')
+    expectError(await legacy(`token=${ott.token}`, csrPem, { 'content-type': 'application/octet-stream' }), 415, 'UNSUPPORTED_MEDIA')
     expectError(await srv.client.post(`/enroll?method=nope&token=${ott.token}`, { clientCsr: csrPem }), 400, 'INVALID_ENROLL_METHOD')
-    expectError(await srv.client.post(`/enroll?token=${ott.token}`, { clientCsr: csrPem }), 400, 'INVALID_ENROLL_METHOD')
-    const xml = await srv.client('POST', `/enroll?method=ott&token=${ott.token}`, { rawBody: csrPem, headers: { 'content-type': 'application/xml' } })
-    expectError(xml, 415, 'UNSUPPORTED_MEDIA')
-    expectStatus(await srv.client('POST', `/enroll?method=ott&token=${ott.token}`, { rawBody: csrPem, headers: { 'content-type': 'text/plain' } }), 200)
+    await expectUntouched(id, ott.token)
+  })
+
+  it('keeps the body limit: a PEM body over 1 MiB is 413 REQUEST_ENTITY_TOO_LARGE', async () => {
+    const { id, ott } = await withOtt('ott-legacy-too-large')
+    const padded = csrPem + 'x'.repeat(1024 * 1024)
+    expectError(await legacy(`token=${ott.token}`, padded, { 'content-type': 'text/plain' }), 413, 'REQUEST_ENTITY_TOO_LARGE')
+    await expectUntouched(id, ott.token)
   })
 })
 

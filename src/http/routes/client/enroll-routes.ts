@@ -6,7 +6,9 @@
  * registered enrollment module; the module decides everything else.
  * - the answer is JSON only: an `Accept` that allows neither application/json nor a wildcard is 415 UNSUPPORTED_MEDIA
  * - the generic form takes application/json, application/x-pem-file, text/plain, application/pkcs7 or no content
- *   type; any other is 415 UNSUPPORTED_MEDIA
+ *   type; any other is 415 UNSUPPORTED_MEDIA. Under every type but JSON the body is the PEM CSR itself, read as text
+ *   (never by the JSON parser); the answer is JSON all the same, as the real controller's legacy path answers
+ * - the generic form without `method` (or with an empty one) is `ott`, the legacy default of older SDKs
  * - a method no module redeems: 400 INVALID_ENROLL_METHOD
  * @see controller-behaviour.md §6 "Enroll endpoints"; edge-api client.yml POST /enroll, /enroll/ott, /enroll/updb,
  *   /enroll/erott, /enroll/extend/router, /enroll/ottca, /enroll/ca
@@ -41,6 +43,8 @@ const ROUTES = {
   ca: '/enroll/ca',
 } as const
 
+/** The method of a generic enroll that names none (the real controller's legacy default). */
+const GENERIC_DEFAULT_METHOD = 'ott'
 const GENERIC_CONTENT_TYPES = new Set(['', 'application/json', 'application/x-pem-file', 'text/plain', 'application/pkcs7'])
 const JSON_ACCEPTS = new Set(['application/json', 'application/*', '*/*'])
 
@@ -113,11 +117,11 @@ export function enrollRoutes(deps: EnrollRouteDeps): RouteDef[] {
     }),
     route({
       method: 'POST', path: ROUTES.generic, apis: ['client'], access: 'public', tag: 'Enroll',
-      summary: 'Enroll by the method and token of the query (legacy form; a PEM CSR body or JSON)',
+      summary: 'Enroll by the method (ott when none) and token of the query (legacy form; a PEM CSR body or JSON)',
       query: GenericEnrollQuery, body: GenericEnrollBody, untypedBodyIsText: true, response: EnrollmentCerts,
       handle: (ctx) => {
         if (!GENERIC_CONTENT_TYPES.has(mediaType(ctx.request.headers.get('content-type') ?? ''))) throw new ApiError('UNSUPPORTED_MEDIA')
-        return redeem(ctx, ctx.query.method ?? '', ctx.query.token)
+        return redeem(ctx, ctx.query.method || GENERIC_DEFAULT_METHOD, ctx.query.token)
       },
     }),
   ]
