@@ -30,6 +30,7 @@ import { createSessionCertificates, sessionCertificateHolder } from './flows/ses
 import { apiSessionCertificateRoutes } from './http/routes/client/api-session-certificate-routes.ts'
 import { reconcileRouterIdentities } from './flows/routers/router-identity.ts'
 import { createEnrollmentMethodRegistry } from './flows/enroll/enroll-method.ts'
+import { createEnrollByToken } from './flows/enroll/enroll-by-token.ts'
 import { createOttEnrollMethod } from './flows/enroll/enroll-ott.ts'
 import { createUpdbEnrollMethod } from './flows/enroll/enroll-updb.ts'
 import { createErottEnrollMethod } from './flows/enroll/enroll-erott.ts'
@@ -382,7 +383,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...summaryRoutes({ identities, sessions, graph, ca }),
     ...edgeplaneStatusRoutes({ clock, startedAt, version: VERSION, revision: REVISION }),
     ...externalJwtSignerRoutes({ ca, policiesNaming: (signerId) => policiesNamingSigner(identities.snapshot().authPolicies.values(), signerId) }),
-    ...enrollRoutes({ enrollments, routerEnrollments }),
+    ...enrollRoutes({
+      enrollments,
+      byToken: createEnrollByToken({ enrollments, identities: () => identities.snapshot(), routers: () => graph.snapshot() }),
+      routerEnrollments,
+    }),
     ...enrollmentRoutes({ identities, enrollments, clock }),
     ...clientServiceRoutes({ graph, reads, tokens, clock, startedAt, posture: postureEvaluator, listed: controllerMetrics.serviceListed }),
     ...sessionRoutes({

@@ -1,8 +1,9 @@
 // Enrollment through third-party CAs, over real TLS with the client certificate presented on the connection:
-// ottca (identity create with enrollment {ottca: caId}, POST /enroll/ottca and the generic ?method=ottca) and CA
-// auto-enrollment (POST /enroll/ca and ?method=ca: identityNameFormat, collision counter, identityRoles,
-// externalIdClaim), then certificate login (controller-behaviour.md §6 "POST /enroll/ottca", "CA auto-enrollment",
-// "identityNameFormat"; edge-api client.yml enrollOttCa, enrollCa; management.yml caCreate externalIdClaim).
+// ottca (identity create with enrollment {ottca: caId}, POST /enroll/ottca and the generic POST /enroll?token= with
+// method=ottca or none) and CA auto-enrollment (POST /enroll/ca and ?method=ca: identityNameFormat, collision counter,
+// identityRoles, externalIdClaim), then certificate login (controller-behaviour.md §6 "POST /enroll/ottca",
+// "CA auto-enrollment", "identityNameFormat"; edge-api client.yml enrollOttCa, enrollCa; management.yml caCreate
+// externalIdClaim).
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { createIntermediateCa, parseCertificatePem } from '../../src/pki/pki-certs.ts'
 import { generateKeyPair } from '../../src/pki/pki-keys.ts'
@@ -109,6 +110,36 @@ describe('ottca enrollment', () => {
     const res = await srv.client.post(`/enroll?method=ottca&token=${token}`, {}, { tls: tlsOf(client) })
     expectStatus(res, 200)
     expect(await certAuthenticatorsOf(id)).toHaveLength(1)
+  })
+
+  it('redeems by the generic form without a method (the token names ottca), JSON or no body, and the certificate logs in', async () => {
+    const ca = await registerCa()
+    const first = await withOttCa(ca.id)
+    const client = await clientOf(ca.test)
+    const res = await srv.client.post(`/enroll?token=${first.token}`, {}, { tls: tlsOf(client) })
+    expectStatus(res, 200)
+    expect(res.body.data).toEqual({ controllers: [srv.server.advertisedUrl] })
+    expect((await certAuthenticatorsOf(first.id)).map((a: { fingerprint: string }) => a.fingerprint)).toEqual([client.view.fingerprintSha1])
+    expect((await srv.mgmt.get(`/identities/${first.id}/enrollments`)).body.data).toHaveLength(0)
+    const login = await certLogin(client)
+    expectStatus(login, 200)
+    expect(login.body.data.identity.id).toBe(first.id)
+
+    // the legacy form of older SDKs: no content type and no body, the certificate on the connection
+    const second = await withOttCa(ca.id)
+    const other = await clientOf(ca.test)
+    expectStatus(await srv.client('POST', `/enroll?token=${second.token}`, { rawBody: '', tls: tlsOf(other) }), 200)
+    expect(await certAuthenticatorsOf(second.id)).toHaveLength(1)
+    expectStatus(await certLogin(other), 200)
+  })
+
+  it('without a method refuses as ottca does: no certificate is CERTIFICATE_FAILED_VALIDATION, and the token is kept', async () => {
+    const ca = await registerCa()
+    const { id, token } = await withOttCa(ca.id)
+    expectError(await srv.client.post(`/enroll?token=${token}`, {}), 400, 'CERTIFICATE_FAILED_VALIDATION')
+    expectError(await srv.client.post(`/enroll?method=ott&token=${token}`, {}, { tls: tlsOf(await clientOf(ca.test)) }), 400, 'INVALID_ENROLLMENT_TOKEN')
+    expect((await srv.mgmt.get(`/identities/${id}/enrollments`)).body.data).toHaveLength(1)
+    expect(await certAuthenticatorsOf(id)).toHaveLength(0)
   })
 
   it('accepts a certificate issued by an intermediate of the CA, with the intermediate presented after the leaf', async () => {

@@ -1,6 +1,6 @@
 // One-time-token enrollment: identity create with enrollment {ott: true}, the enrollment JWT, and its redemption by
-// POST /enroll/ott and the legacy generic POST /enroll?token= (method ott by default, a PEM CSR body, a JSON answer)
-// (controller-behaviour.md §6; edge-api client.yml enrollOtt, enroll; management.yml identityEnrollments).
+// POST /enroll/ott and the legacy generic POST /enroll?token= (without a method, the token's own; a PEM CSR body; a
+// JSON answer) (controller-behaviour.md §6; edge-api client.yml enrollOtt, enroll; management.yml identityEnrollments).
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { decodeProtectedHeader, importX509, jwtVerify } from 'jose'
 import { decodePem, encodePem } from '../../src/lib/pem.ts'
@@ -156,7 +156,7 @@ describe('POST /enroll/ott', () => {
   })
 })
 
-describe('POST /enroll?token=… (legacy generic form: ott by default, a PEM CSR body)', () => {
+describe("POST /enroll?token=… (legacy generic form: the token's own method when none is named, a PEM CSR body)", () => {
   /** POST /enroll with `query`, the body as it is and `headers` (no content type unless given). */
   const legacy = (query: string, body: string | Uint8Array, headers: Record<string, string> = {}) =>
     srv.client('POST', `/enroll?${query}`, { rawBody: body, headers })
@@ -224,6 +224,12 @@ describe('POST /enroll?token=… (legacy generic form: ott by default, a PEM CSR
     expectError(await legacy('', csrPem, { 'content-type': 'application/x-pem-file' }), 400, 'INVALID_ENROLLMENT_TOKEN')
   })
 
+  it('refuses the token of an identity deleted meanwhile with INVALID_ENROLLMENT_TOKEN', async () => {
+    const { id, ott } = await withOtt('ott-legacy-deleted')
+    expectStatus(await srv.mgmt.del(`/identities/${id}`), 200)
+    expectError(await legacy(`token=${ott.token}`, csrPem, { 'content-type': 'text/plain' }), 400, 'INVALID_ENROLLMENT_TOKEN')
+  })
+
   describe('a body that is not a CSR: 400 COULD_NOT_PROCESS_CSR with a cause, and nothing written', () => {
     const cases: [string, () => string | Uint8Array][] = [
       ['text that is no PEM', () => 'not a csr at all'],
@@ -275,5 +281,7 @@ describe('an enrollment past its expiresAt', () => {
     const { ott } = await withOtt('ott-expired')
     srv.clock.advance(180 * 60_000)
     expectError(await enrollOtt(ott.token, csrPem), 400, 'ENROLLMENT_EXPIRED')
+    const generic = await srv.raw('POST', `/edge/client/v1/enroll?token=${ott.token}`, { rawBody: csrPem, headers: { 'content-type': 'text/plain' } })
+    expectError(generic, 400, 'ENROLLMENT_EXPIRED')
   })
 })

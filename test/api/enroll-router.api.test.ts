@@ -1,7 +1,8 @@
 // Router enrollment (erott): the enrollment every new router gets, its redemption by POST /enroll/erott and the
-// generic POST /enroll?method=erott, certificate extension over the router's current client certificate
-// (POST /enroll/extend/router) and POST /edge-routers/{id}/re-enroll (controller-behaviour.md §6; edge-api
-// client.yml enrollErOtt, extendRouterEnrollment; management.yml edgeRouterDetail, reEnrollEdgeRouter).
+// generic POST /enroll?token= (method=erott, or none: the token's record names erott), certificate extension over
+// the router's current client certificate (POST /enroll/extend/router) and POST /edge-routers/{id}/re-enroll
+// (controller-behaviour.md §6; edge-api client.yml enrollErOtt, extendRouterEnrollment; management.yml
+// edgeRouterDetail, reEnrollEdgeRouter).
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { decodeProtectedHeader, importX509, jwtVerify } from 'jose'
 import { exportPrivateKeyPem, generateKeyPair, type KeySpec } from '../../src/pki/pki-keys.ts'
@@ -153,6 +154,55 @@ describe('POST /enroll/erott', () => {
     expect(client.publicKeyAlgorithm).toBe('rsa')
     const r = (await srv.mgmt.get(`/routers/${id}`)).body.data
     expect(r).toMatchObject({ isVerified: true, fingerprint: client.fingerprintSha1, enrollmentToken: null })
+  })
+
+  describe('the generic POST /enroll?token= without a method (the router token names erott)', () => {
+    it('enrolls an edge router from {certCsr, serverCertCsr}: verified with the client certificate, the token consumed', async () => {
+      const id = await srv.create('/edge-routers', { name: 'er-generic-no-method' })
+      const { enrollmentToken } = await edgeRouter(id)
+      const csrs = await routerCsrs(id)
+      const res = await srv.client.post(`/enroll?token=${enrollmentToken}`, { certCsr: csrs.client, serverCertCsr: csrs.server })
+      expectStatus(res, 200)
+      expect(res.body.data.ca).toBe(srv.server.pki.caBundlePem)
+      const [client] = parseCertificatesPem(res.body.data.cert)
+      const [server] = parseCertificatesPem(res.body.data.serverCert)
+      expect(client.subjectCn).toBe(id)
+      expect(server.extKeyUsages).toEqual(['serverAuth'])
+      expect(await edgeRouter(id)).toMatchObject({ isVerified: true, fingerprint: client.fingerprintSha1, enrollmentToken: null, enrollmentJwt: null })
+      expectError(await srv.client.post(`/enroll?token=${enrollmentToken}`, { certCsr: csrs.client, serverCertCsr: csrs.server }), 400, 'INVALID_ENROLLMENT_TOKEN')
+      // the enrolled router extends over the certificate it got
+      const next = await routerCsrs(id)
+      expectStatus(await extend({ certCsr: next.client, serverCertCsr: next.server }, { cert: res.body.data.cert, key: csrs.clientKey }), 200)
+    })
+
+    // the generic form's members are the spec's genericEnroll (certCsr or clientCsr, serverCertCsr); serverCsr is the
+    // erott form's only
+    it('enrolls a fabric router from {clientCsr, serverCertCsr}, with the empty method= too', async () => {
+      const id = await srv.create('/routers', { name: 'fabric-generic-no-method' })
+      const token = (await srv.mgmt.get(`/routers/${id}`)).body.data.enrollmentToken
+      const csrs = await routerCsrs(id)
+      const res = await srv.client.post(`/enroll?method=&token=${token}`, { clientCsr: csrs.client, serverCertCsr: csrs.server })
+      expectStatus(res, 200)
+      const [client] = parseCertificatesPem(res.body.data.cert)
+      expect((await srv.mgmt.get(`/routers/${id}`)).body.data).toMatchObject({ isVerified: true, fingerprint: client.fingerprintSha1, enrollmentToken: null })
+    })
+
+    it('reads the body as erott does: a PEM body is 400 COULD_NOT_PROCESS_CSR, and the router stays unenrolled', async () => {
+      const id = await srv.create('/edge-routers', { name: 'er-generic-pem' })
+      const { enrollmentToken } = await edgeRouter(id)
+      const csrs = await routerCsrs(id)
+      const res = await srv.client('POST', `/enroll?token=${enrollmentToken}`, { rawBody: csrs.client, headers: { 'content-type': 'application/x-pem-file' } })
+      expectError(res, 400, 'COULD_NOT_PROCESS_CSR')
+      expect(await edgeRouter(id)).toMatchObject({ isVerified: false, fingerprint: '', enrollmentToken })
+    })
+
+    it('keeps an explicit method: a router token under method=ott is 400 INVALID_ENROLLMENT_TOKEN', async () => {
+      const id = await srv.create('/edge-routers', { name: 'er-generic-explicit-ott' })
+      const { enrollmentToken } = await edgeRouter(id)
+      const csrs = await routerCsrs(id)
+      expectError(await srv.client.post(`/enroll?method=ott&token=${enrollmentToken}`, { clientCsr: csrs.client }), 400, 'INVALID_ENROLLMENT_TOKEN')
+      expect(await edgeRouter(id)).toMatchObject({ isVerified: false, enrollmentToken })
+    })
   })
 
   it('lets exactly one of racing redeems of a token through', async () => {

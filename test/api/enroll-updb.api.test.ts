@@ -1,6 +1,6 @@
 // Username/password enrollment: identity create with enrollment {updb: "<username>"}, then POST /enroll/updb?token=
-// {password} (or the generic ?method=updb) sets the password; the username is the enrollment's
-// (controller-behaviour.md §6 "POST /enroll/updb"; edge-api client.yml enrollUpdb).
+// {password} (or the generic POST /enroll?token=, with method=updb or none) sets the password; the username is the
+// enrollment's (controller-behaviour.md §6 "POST /enroll/updb"; edge-api client.yml enrollUpdb).
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { decodeJwt } from 'jose'
 import { expectError, expectStatus, startTestServer, type TestServer } from '../support/harness.ts'
@@ -41,6 +41,42 @@ describe('updb enrollment', () => {
     const { token } = await withUpdb('updb-generic', 'bob-updb')
     expectStatus(await srv.client.post(`/enroll?method=updb&token=${token}`, { password: 'bob-pass-1' }), 200)
     expectStatus(await srv.raw.post('/edge/client/v1/authenticate?method=password', { username: 'bob-updb', password: 'bob-pass-1' }), 200)
+  })
+
+  it('takes the generic form without a method (the token names updb), and the user logs in', async () => {
+    const { id, token } = await withUpdb('updb-generic-no-method', 'gina-updb')
+    const res = await srv.client.post(`/enroll?token=${token}`, { password: 'gina-pass-1' })
+    expectStatus(res, 200)
+    expect(res.body.data).toEqual({ username: 'gina-updb', controllers: [srv.server.advertisedUrl] })
+    const login = await srv.raw.post('/edge/client/v1/authenticate?method=password', { username: 'gina-updb', password: 'gina-pass-1' })
+    expectStatus(login, 200)
+    expect(login.body.data.identity.id).toBe(id)
+    expectError(await srv.client.post(`/enroll?token=${token}`, { password: 'gina-pass-2' }), 400, 'INVALID_ENROLLMENT_TOKEN')
+  })
+
+  it('without a method reads the body as updb does: no password, or a PEM body, is COULD_NOT_VALIDATE on password', async () => {
+    const { id, token } = await withUpdb('updb-generic-bad-body', 'hank-updb')
+    for (const res of [
+      await srv.client.post(`/enroll?token=${token}`, {}),
+      await srv.client.post(`/enroll?token=${token}`, { password: 'abcd' }),
+      await srv.client('POST', `/enroll?token=${token}`, { rawBody: 'hank-pass-1', headers: { 'content-type': 'text/plain' } }),
+    ]) {
+      expectError(res, 400, 'COULD_NOT_VALIDATE')
+      expect(res.body.error.cause.field).toBe('password')
+    }
+    expect((await srv.mgmt.get(`/identities/${id}`)).body.data.enrollment.updb.token).toBe(token)
+  })
+
+  it('keeps an explicit method: a updb token under method=ott is INVALID_ENROLLMENT_TOKEN; each token of an identity redeems by its own method', async () => {
+    const id = await srv.create('/identities', { name: 'updb-and-ott', type: 'User', isAdmin: false, enrollment: { ott: true, updb: 'ivy-updb' } })
+    const { ott, updb } = (await srv.mgmt.get(`/identities/${id}`)).body.data.enrollment
+    expectError(await srv.client.post(`/enroll?method=ott&token=${updb.token}`, { password: 'ivy-pass-1' }), 400, 'INVALID_ENROLLMENT_TOKEN')
+    expectError(await srv.client.post(`/enroll?method=updb&token=${ott.token}`, { password: 'ivy-pass-1' }), 400, 'INVALID_ENROLLMENT_TOKEN')
+    expectStatus(await srv.client.post(`/enroll?token=${updb.token}`, { password: 'ivy-pass-1' }), 200)
+    const after = (await srv.mgmt.get(`/identities/${id}`)).body.data
+    expect(Object.keys(after.enrollment)).toEqual(['ott'])
+    expect(after.authenticators.updb.username).toBe('ivy-updb')
+    expectStatus(await srv.raw.post('/edge/client/v1/authenticate?method=password', { username: 'ivy-updb', password: 'ivy-pass-1' }), 200)
   })
 
   it('refuses a missing, short or long password with COULD_NOT_VALIDATE on password, keeping the enrollment', async () => {

@@ -8,13 +8,16 @@
  * - the generic form takes application/json, application/x-pem-file, text/plain, application/pkcs7 or no content
  *   type; any other is 415 UNSUPPORTED_MEDIA. Under every type but JSON the body is the PEM CSR itself, read as text
  *   (never by the JSON parser); the answer is JSON all the same, as the real controller's legacy path answers
- * - the generic form without `method` (or with an empty one) is `ott`, the legacy default of older SDKs
+ * - the generic form without `method` (or with an empty one) redeems by the method of the token's own enrollment
+ *   record (ott, ottca, updb or a router's erott), as the real controller does; a token no record holds: 400
+ *   INVALID_ENROLLMENT_TOKEN (flow enroll-by-token.ts)
  * - a method no module redeems: 400 INVALID_ENROLL_METHOD
  * @see controller-behaviour.md §6 "Enroll endpoints"; edge-api client.yml POST /enroll, /enroll/ott, /enroll/updb,
  *   /enroll/erott, /enroll/extend/router, /enroll/ottca, /enroll/ca
  */
 import { ApiError } from '../../../errors/api-error.ts'
 import type { EnrollmentMethodRegistry } from '../../../flows/enroll/enroll-method.ts'
+import type { EnrollByToken } from '../../../flows/enroll/enroll-by-token.ts'
 import type { ErottEnrollMethod } from '../../../flows/enroll/enroll-erott.ts'
 import {
   EnrollmentCerts,
@@ -43,8 +46,6 @@ const ROUTES = {
   ca: '/enroll/ca',
 } as const
 
-/** The method of a generic enroll that names none (the real controller's legacy default). */
-const GENERIC_DEFAULT_METHOD = 'ott'
 const GENERIC_CONTENT_TYPES = new Set(['', 'application/json', 'application/x-pem-file', 'text/plain', 'application/pkcs7'])
 const JSON_ACCEPTS = new Set(['application/json', 'application/*', '*/*'])
 
@@ -63,20 +64,18 @@ export function decideAcceptsJson(request: Request): void {
 
 export interface EnrollRouteDeps {
   enrollments: EnrollmentMethodRegistry
+  /** The generic form: by the query's method, else by the method of the token's enrollment record. */
+  byToken: EnrollByToken
   /** The erott module: its certificate extension has a route of its own. */
   routerEnrollments: Pick<ErottEnrollMethod, 'extend'>
 }
 
 export function enrollRoutes(deps: EnrollRouteDeps): RouteDef[] {
+  const inputOf = (ctx: RouteCtx<unknown, Record<string, unknown>>, token: string | undefined) =>
+    ({ token, body: ctx.body, contentType: ctx.request.headers.get('content-type') })
   const redeem = async (ctx: RouteCtx<unknown, Record<string, unknown>>, method: string, token: string | undefined) => {
     decideAcceptsJson(ctx.request)
-    const module = deps.enrollments.resolve(method)
-    const result = await module.redeem(
-      { token, body: ctx.body, contentType: ctx.request.headers.get('content-type') },
-      peerOf(ctx.request),
-      changeOf(ctx),
-    )
-    return ok(result)
+    return ok(await deps.enrollments.resolve(method).redeem(inputOf(ctx, token), peerOf(ctx.request), changeOf(ctx)))
   }
   return [
     route({
@@ -117,11 +116,12 @@ export function enrollRoutes(deps: EnrollRouteDeps): RouteDef[] {
     }),
     route({
       method: 'POST', path: ROUTES.generic, apis: ['client'], access: 'public', tag: 'Enroll',
-      summary: 'Enroll by the method (ott when none) and token of the query (legacy form; a PEM CSR body or JSON)',
+      summary: "Enroll by the query's token and method, else the method of the token's enrollment (legacy form; a PEM CSR body or JSON)",
       query: GenericEnrollQuery, body: GenericEnrollBody, untypedBodyIsText: true, response: EnrollmentCerts,
-      handle: (ctx) => {
+      handle: async (ctx) => {
         if (!GENERIC_CONTENT_TYPES.has(mediaType(ctx.request.headers.get('content-type') ?? ''))) throw new ApiError('UNSUPPORTED_MEDIA')
-        return redeem(ctx, ctx.query.method || GENERIC_DEFAULT_METHOD, ctx.query.token)
+        decideAcceptsJson(ctx.request)
+        return ok(await deps.byToken.redeem(ctx.query.method, inputOf(ctx, ctx.query.token), peerOf(ctx.request), changeOf(ctx)))
       },
     }),
   ]
