@@ -39,13 +39,12 @@ export interface EnrollByTokenDeps {
 }
 
 export interface EnrollByToken {
-  /** The method of the enrollment record holding `token`; 400 INVALID_ENROLLMENT_TOKEN when none holds it. */
-  methodOfToken(token: string): string
   /** Redeems `input` by `method`, or by the method of its token's record when `method` is absent or empty. */
   redeem(method: string | undefined, input: EnrollInput, peer: AuthPeer, change: ChangeContext): Promise<EnrollResult>
 }
 
 export function createEnrollByToken(deps: EnrollByTokenDeps): EnrollByToken {
+  /** The method of the enrollment record holding `token`; 400 INVALID_ENROLLMENT_TOKEN when none holds it. */
   const methodOfToken = (token: string): string => {
     const enrollment = deps.identities().enrollmentOfToken(token)
     if (enrollment) return enrollment.method
@@ -53,7 +52,6 @@ export function createEnrollByToken(deps: EnrollByTokenDeps): EnrollByToken {
     throw new ApiError('INVALID_ENROLLMENT_TOKEN')
   }
   return {
-    methodOfToken,
     redeem(method, input, peer, change) {
       const module = deps.enrollments.resolve(method || methodOfToken(tokenOf(input)))
       return module.redeem(input, peer, change)
