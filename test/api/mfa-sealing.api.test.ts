@@ -171,6 +171,15 @@ describe('migration 3 → 4 of a data directory with MFA records', () => {
       expectStatus(await s.post('/current-identity/mfa/verify', { code: totp(t, started.secret) }), 200)
       expectStatus(await (await login(t, started)).post('/authenticate/mfa', { code: started.recoveryCodes[0] }), 200)
 
+      // the integrity check reads the sealed records (from a copy, without the key) and finds nothing wrong
+      expectStatus(await t.mgmt.post('/database/check-data-integrity'), 202)
+      let integrity = (await t.mgmt.get('/database/data-integrity-results')).body.data
+      while (integrity.inProgress) {
+        await Bun.sleep(5)
+        integrity = (await t.mgmt.get('/database/data-integrity-results')).body.data
+      }
+      expect([integrity.error, integrity.results]).toEqual(['', []])
+
       // and all of it survives a restart (the sealed form reads back)
       await t.restart()
       clock.advance(STEP_MS)
@@ -213,9 +222,13 @@ describe('the sealing key pki/secrets.key', () => {
     await expectStartRefused(dataDir, clock, `${path} (the sealing key) has mode 0644: it must be private to its owner`)
     unlinkSync(path)
 
-    // the key put back: everything reads again
-    writeFileSync(path, key, { mode: 0o600 })
-    t = await start()
+    // the key put back (open to the group: the start makes it private again, and says so): everything reads again
+    writeFileSync(path, key, { mode: 0o640 })
+    chmodSync(path, 0o640)
+    const log: string[] = []
+    t = await startTestServer({ dataDir, clock, log: (line) => log.push(line) })
+    expect(statSync(path).mode & 0o777).toBe(0o600)
+    expect(log.some((line) => line.includes(`${path} was open to other users (mode 0640); now 0600`))).toBe(true)
     try {
       clock.advance(STEP_MS)
       expectStatus(await (await login(t, u)).post('/authenticate/mfa', { code: totp(t, u.secret) }), 200)
