@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto'
 import { chmodSync, closeSync, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { SUB_DBS, type SubDbName } from './store-catalogue.ts'
-import { migrate, SEAL_KEY_ID, SEALED_SCHEMA_VERSION } from './store-migrations.ts'
+import { COMPACT_PENDING, migrate, SEAL_KEY_ID } from './store-migrations.ts'
 import { KEYLESS_CODECS, storeCodecs, type StoreCodecs } from './store-codecs.ts'
 import { createSealKey, readSealKey, sealKeyPathOf, type SealKey } from './store-seal.ts'
 import { systemClock } from '../lib/clock.ts'
@@ -233,15 +233,16 @@ export async function openStore(dataDir: string, opts: OpenStoreOptions = {}): P
   if (!readOnly) {
     try {
       sealKey = settleSealKey(dataDir, db('meta').get(SEAL_KEY_ID) as string | undefined)
-      const from = await migrate(db, env, { now: opts.now ?? systemClock.now(), sealKeyId: sealKey.id })
-      if (from < SEALED_SCHEMA_VERSION && db('mfas').getKeysCount() > 0) {
-        // the pages that held the plain secrets are free now, but LMDB leaves their bytes in the file: a compacted
-        // copy holds only the pages in use, and replaces the file
+      await migrate(db, env, { now: opts.now ?? systemClock.now(), sealKeyId: sealKey.id })
+      if (db('meta').get(COMPACT_PENDING) === true) {
+        // the pages that held plain secrets are free now, but LMDB leaves their bytes in the file: a compacted copy
+        // holds only the pages in use, and replaces the file; the mark goes once it has (a crash: compacted again)
         const compacted = await writeCompacted(env, path)
         await env.close()
         replaceWithCompacted(compacted, path)
         env = openEnv()
         openHandles(env)
+        await env.transaction(() => db('meta').remove(COMPACT_PENDING))
       }
     } catch (e) {
       await env.close().catch(() => {})

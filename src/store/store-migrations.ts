@@ -16,6 +16,12 @@ export const SEALED_SCHEMA_VERSION = 4
 /** The `meta` key of the id of the key the store's values are sealed with (store-seal.ts; migration 3 → 4 writes it). */
 export const SEAL_KEY_ID = 'sealKeyId'
 
+/**
+ * The `meta` key set (true) by a migration that freed pages holding secrets in plain text: the store replaces its file
+ * with a compacted copy, then removes the key (store-env.ts), so a crash in between compacts at the next start.
+ */
+export const COMPACT_PENDING = 'compactPending'
+
 /** What a migration knows besides the store: `now` (epoch ms) stamps the records it creates; the sealing key's id. */
 export interface MigrationContext {
   now: number
@@ -51,6 +57,7 @@ const MIGRATIONS: Record<number, Migration> = {
     const mfas = db('mfas')
     const records = [...mfas.getRange()]
     db('meta').put(SEAL_KEY_ID, sealKeyId)
+    if (records.length > 0) db('meta').put(COMPACT_PENDING, true)
     for (const { key, value } of records) mfas.put(key, value)
   },
 }

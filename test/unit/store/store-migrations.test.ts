@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { open } from 'lmdb'
 import { openStore, storePathOf } from '../../../src/store/store-env.ts'
-import { SCHEMA_VERSION, SEAL_KEY_ID } from '../../../src/store/store-migrations.ts'
+import { COMPACT_PENDING, SCHEMA_VERSION, SEAL_KEY_ID } from '../../../src/store/store-migrations.ts'
 import { readSealKey, sealKeyPathOf } from '../../../src/store/store-seal.ts'
 import { DEFAULT_AUTH_POLICY_RULES } from '../../../src/domain/identity/identity-auth-policy.ts'
 
@@ -101,6 +101,21 @@ describe('store migrations', () => {
     const file = readFileSync(storePathOf(dir))
     for (const secret of ['PLAINSECRETBASE32', 'QWERTY', 'ASDFGH']) expect(file.includes(secret)).toBe(false)
     expect(readdirSync(dir).filter((n) => n.includes('compact'))).toEqual([])
+    const after = await openStore(dir, { now: 3 })
+    expect(after.db('meta').get(COMPACT_PENDING)).toBeUndefined()
+    await after.close()
+  })
+
+  it('a store marked for compaction (a crash after the sealing migration, before compacting) is compacted at the next opening', async () => {
+    const first = await openStore(dir, { now: 1 })
+    await first.commit([{ db: 'configs', key: 'c1', value: { note: 'FREED-PAGE-MARKER' } }])
+    await first.commit([{ db: 'configs', key: 'c1' }, { db: 'meta', key: COMPACT_PENDING, value: true }])
+    await first.close()
+    expect(readFileSync(storePathOf(dir)).includes('FREED-PAGE-MARKER')).toBe(true)
+    const again = await openStore(dir, { now: 2 })
+    expect(again.db('meta').get(COMPACT_PENDING)).toBeUndefined()
+    await again.close()
+    expect(readFileSync(storePathOf(dir)).includes('FREED-PAGE-MARKER')).toBe(false)
   })
 })
 
