@@ -1,7 +1,8 @@
 /**
- * MFA recovery codes are stored only as hashes. A code has 30 bits, so a fast hash would fall to
- * an offline search of a stolen database; each is hashed with argon2id under a salt its MFA record's codes share, so
- * checking a code costs one hash, however many codes are left.
+ * Legacy: MFA records verified before schema 4 hold their recovery codes only as hashes (newer ones hold them sealed,
+ * domain/identity/identity-mfa-stored.ts). A code has 30 bits, so a fast hash would fall to an offline search of a
+ * stolen database; each was hashed with argon2id under a salt its MFA record's codes share, so checking a code costs
+ * one hash, however many codes are left. Such hashes keep working until the identity regenerates its codes.
  */
 import { randomBytes } from 'node:crypto'
 import { Algorithm, hashRaw } from '@node-rs/argon2'

@@ -6,7 +6,8 @@
  * - the PKI files are copied into a private staging directory first, so the manifest's checksums describe exactly
  *   the bytes packed even if a file is replaced meanwhile;
  * - schema version and counts are read from the copy, not the live store;
- * - an existing output file is never overwritten; the archive is 0600 (it holds the CA keys).
+ * - an existing output file is never overwritten; the archive is 0600 (it holds the CA keys, and the sealing key of the
+ *   MFA secrets, `pki/secrets.key`, which the PKI files carry: a restored store is read with it).
  */
 import { copyFile, lstat, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'

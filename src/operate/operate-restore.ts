@@ -2,7 +2,7 @@
  * `edgeplane restore`: a backup archive into a new data directory, checked before anything is trusted.
  * Rules:
  * - the target is absent or an empty directory; anything else is refused before a byte is written;
- * - the archive must carry the whole controller PKI; a store of a newer schema than this binary's is refused from the
+ * - the archive must carry the whole controller PKI, and from schema 4 on the sealing key (store/store-seal.ts); a store of a newer schema than this binary's is refused from the
  *   manifest, before any file is written; an older one is migrated by opening it (the numbered migrations);
  * - every file is checked against the manifest's size and SHA-256, then the restored data is checked
  *   (`checkRestoredData`); on any failure everything written is removed again and nothing is left half-restored;
@@ -16,7 +16,8 @@ import { pathExists } from '../lib/path-exists.ts'
 import { CONTROLLER_PKI_FILES, ensureControllerPki } from '../pki/pki-bootstrap.ts'
 import { SUB_DBS, type SubDbName } from '../store/store-catalogue.ts'
 import { makePrivate, openStore, PRIVATE_DIR_MODE, type Store } from '../store/store-env.ts'
-import { SCHEMA_VERSION } from '../store/store-migrations.ts'
+import { SCHEMA_VERSION, SEALED_SCHEMA_VERSION } from '../store/store-migrations.ts'
+import { SEAL_KEY_FILE } from '../store/store-seal.ts'
 import { countRecords, schemaVersionOf } from '../store/store-stats.ts'
 import type { StoredRecords } from '../domain/integrity/integrity-records.ts'
 import { checkStoredRecords } from '../flows/integrity/integrity-checks.ts'
@@ -42,7 +43,11 @@ export function decideRestorable(manifest: BackupManifest): void {
     )
   }
   const paths = new Set(manifest.files.map((f) => f.path))
-  const missing = ['edgeplane.mdb', ...Object.values(CONTROLLER_PKI_FILES).map((f) => `${PKI_DIR_NAME}/${f}`)].filter((p) => !paths.has(p))
+  // from schema 4 on the store's MFA secrets are sealed with the key beside the PKI: without it they cannot be read
+  // (an older backup has none: restoring it makes one, and the migration seals its secrets)
+  const sealKey = manifest.schemaVersion >= SEALED_SCHEMA_VERSION ? [`${PKI_DIR_NAME}/${SEAL_KEY_FILE}`] : []
+  const required = ['edgeplane.mdb', ...Object.values(CONTROLLER_PKI_FILES).map((f) => `${PKI_DIR_NAME}/${f}`), ...sealKey]
+  const missing = required.filter((p) => !paths.has(p))
   if (missing.length > 0) throw new ArchiveError(`the backup lacks ${missing.join(', ')}: it cannot start a controller`)
 }
 

@@ -8,7 +8,7 @@ import { chmodSync, existsSync, mkdirSync, renameSync, rmSync } from 'node:fs'
 import type { RecordTable, StoredRecords } from '../domain/integrity/integrity-records.ts'
 import { dirname } from 'node:path'
 import { SUB_DBS, type SubDbName } from './store-catalogue.ts'
-import { subDbOptions } from './store-codecs.ts'
+import { KEYLESS_CODECS } from './store-codecs.ts'
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, type Store } from './store-env.ts'
 
 /** Writes a consistent, compacted copy of `store` to the file `destPath` (refused if it exists). */
@@ -36,7 +36,7 @@ export interface StoreCopy {
 export function openStoreCopy(path: string): StoreCopy {
   const env: RootDatabase = open({ path, encoding: 'json', maxDbs: 64, readOnly: true, noSubdir: true })
   const handles = new Map<SubDbName, Database<unknown, string>>()
-  for (const name of Object.keys(SUB_DBS) as SubDbName[]) handles.set(name, env.openDB<unknown, string>(subDbOptions(name)))
+  for (const name of Object.keys(SUB_DBS) as SubDbName[]) handles.set(name, env.openDB<unknown, string>(KEYLESS_CODECS.subDbOptions(name)))
   return {
     db: (name) => handles.get(name)!,
     close: () => env.close(),

@@ -1,16 +1,22 @@
 /**
  * Opens the one LMDB environment of a data directory and its sub-databases (values encoded as store-codecs.ts says),
  * and runs migrations.
+ * An opening for writing also loads the data directory's sealing key (`pki/secrets.key`, store-seal.ts; made on the
+ * first start), with which MFA records are read and written sealed (store-codecs.ts); read-only openings never need it.
+ * After the migration that seals the MFA secrets of an older store, the file is replaced by a compacted copy, so the
+ * freed pages that held them in plain text are gone from it.
  * Commits are fsynced before their promise resolves (overlappingSync off), so an acknowledged write survives kill -9.
  * The directory holds password and token hashes and the CA keys: it and everything in it stay private to the owner
  * (directories 0700, files 0600), created so and checked (and fixed, with a warning) at every start.
  */
 import { asBinary, open, type Database, type RootDatabase } from 'lmdb'
-import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, statSync } from 'node:fs'
-import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
+import { chmodSync, closeSync, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { SUB_DBS, type SubDbName } from './store-catalogue.ts'
-import { migrate } from './store-migrations.ts'
-import { storedValueOf, subDbOptions } from './store-codecs.ts'
+import { COMPACT_PENDING, migrate, SEAL_KEY_ID } from './store-migrations.ts'
+import { KEYLESS_CODECS, storeCodecs, type StoreCodecs } from './store-codecs.ts'
+import { createSealKey, readSealKey, sealKeyPathOf, type SealKey } from './store-seal.ts'
 import { systemClock } from '../lib/clock.ts'
 
 /** One staged write: a put when `value` is present, else a remove. */
@@ -105,15 +111,71 @@ function checkedKey(op: WriteOp): string {
  * The bytes the sub-db's encoding would store for the value (JSON text of its stored form, store-codecs.ts), or a
  * TypeError naming the record.
  */
-function encodeJson(op: WriteOp): Buffer {
+function encodeJson(codecs: StoreCodecs, op: WriteOp): Buffer {
   let text: string | undefined
   try {
-    text = JSON.stringify(storedValueOf(op.db, op.value))
+    text = JSON.stringify(codecs.storedValueOf(op.db, op.value))
   } catch (e) {
     throw new TypeError(`the value of ${op.db}/${op.key} cannot be stored as JSON: ${(e as Error).message}`)
   }
   if (text === undefined) throw new TypeError(`the value of ${op.db}/${op.key} cannot be stored as JSON`)
   return Buffer.from(text)
+}
+
+/**
+ * The data directory's sealing key: read, or made when there is none and the store has sealed nothing (`recordedId`
+ * absent: a new store, or one of schema 3 or older). A missing key of a store that recorded one, or a key that is not
+ * the recorded one, stops the opening with an Error saying which file to put back: nothing sealed could be read.
+ */
+function settleSealKey(dataDir: string, recordedId: string | undefined): SealKey {
+  const path = sealKeyPathOf(dataDir)
+  const key = readSealKey(path)
+  if (key === null) {
+    if (recordedId !== undefined) {
+      throw new Error(
+        `${path} is missing, and the store's MFA secrets are sealed with it (key id ${recordedId}): put back the ` +
+          `${path} of this data directory, or restore a backup (it carries the key)`,
+      )
+    }
+    return createSealKey(path)
+  }
+  if (recordedId !== undefined && recordedId !== key.id) {
+    throw new Error(
+      `${path} is not the key the store's MFA secrets are sealed with (its id is ${key.id}, the store's ${recordedId}): ` +
+        `put back the ${path} of this data directory, or restore a backup (it carries the key)`,
+    )
+  }
+  return key
+}
+
+/** A compacted copy (`writeCompacted`) that a crash left behind: removed at the next opening for writing. */
+const COMPACT_TEMP = /^edgeplane\.mdb\.compact-[0-9a-f]+\.tmp$/
+
+/**
+ * Writes a compacted copy of `env` (only the pages in use: freed pages keep the bytes of what they held) beside its
+ * file `path`, fsynced; answers the copy's path. After `env` is closed, `replaceWithCompacted` renames it over `path`.
+ * A crash leaves either file, each a whole store.
+ */
+async function writeCompacted(env: RootDatabase, path: string): Promise<string> {
+  const temp = `${path}.compact-${randomBytes(6).toString('hex')}.tmp`
+  await env.backup(temp, true)
+  fsyncPath(temp, 'r+')
+  chmodSync(temp, PRIVATE_FILE_MODE)
+  return temp
+}
+
+function replaceWithCompacted(temp: string, path: string): void {
+  renameSync(temp, path)
+  fsyncPath(dirname(path), 'r')
+}
+
+function fsyncPath(path: string, flags: string): void {
+  const fd = openSync(path, flags)
+  try {
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
 }
 
 export async function openStore(dataDir: string, opts: OpenStoreOptions = {}): Promise<Store> {
@@ -125,6 +187,7 @@ export async function openStore(dataDir: string, opts: OpenStoreOptions = {}): P
   } else {
     mkdirSync(dataDir, { recursive: true, mode: PRIVATE_DIR_MODE })
     for (const line of makePrivate(dataDir)) opts.warn?.(`warning: ${line}`)
+    for (const name of readdirSync(dataDir)) if (COMPACT_TEMP.test(name)) rmSync(join(dataDir, name), { force: true })
     // LMDB creates missing files 0644: create them empty and private first (an empty file is a new environment)
     for (const file of [path, `${path}-lock`]) closeSync(openSync(file, 'a', PRIVATE_FILE_MODE))
   }
@@ -141,12 +204,20 @@ export async function openStore(dataDir: string, opts: OpenStoreOptions = {}): P
       // file in chunks it remaps as the file grows, and each chunk's pages count again in resident memory
       mapSize: MAP_SIZE_BYTES,
     })
+  /** The data directory's sealing key (store-seal.ts): learnt below, before any record is read or written. */
+  let sealKey: SealKey | undefined
+  const codecs = readOnly
+    ? KEYLESS_CODECS
+    : storeCodecs(() => {
+        if (!sealKey) throw new TypeError('the sealing key is not loaded yet')
+        return sealKey
+      })
   const handles = new Map<SubDbName, Database<unknown, string>>()
   const openHandles = (env: RootDatabase) => {
     handles.clear()
     for (const name of Object.keys(SUB_DBS) as SubDbName[]) {
       // read-only: a sub-db the store does not have yet opens as undefined
-      const h = env.openDB<unknown, string>(subDbOptions(name)) as Database<unknown, string> | undefined
+      const h = env.openDB<unknown, string>(codecs.subDbOptions(name)) as Database<unknown, string> | undefined
       if (h) handles.set(name, h)
     }
   }
@@ -159,7 +230,25 @@ export async function openStore(dataDir: string, opts: OpenStoreOptions = {}): P
     if (!h) throw new TypeError(`sub-db ${name} is unknown or absent from ${path}`)
     return h
   }
-  if (!readOnly) await migrate(db, env, opts.now ?? systemClock.now())
+  if (!readOnly) {
+    try {
+      sealKey = settleSealKey(dataDir, db('meta').get(SEAL_KEY_ID) as string | undefined)
+      await migrate(db, env, { now: opts.now ?? systemClock.now(), sealKeyId: sealKey.id })
+      if (db('meta').get(COMPACT_PENDING) === true) {
+        // the pages that held plain secrets are free now, but LMDB leaves their bytes in the file: a compacted copy
+        // holds only the pages in use, and replaces the file; the mark goes once it has (a crash: compacted again)
+        const compacted = await writeCompacted(env, path)
+        await env.close()
+        replaceWithCompacted(compacted, path)
+        env = openEnv()
+        openHandles(env)
+        await env.transaction(() => db('meta').remove(COMPACT_PENDING))
+      }
+    } catch (e) {
+      await env.close().catch(() => {})
+      throw e
+    }
+  }
   return {
     path,
     db,
@@ -173,7 +262,7 @@ export async function openStore(dataDir: string, opts: OpenStoreOptions = {}): P
       // before it is queued. Then one transaction callback: lmdb-js runs the callbacks queued meanwhile in one
       // transaction, commits it and fsyncs once. (Plain async puts were tried: under steady load LMDB's writer keeps
       // such a transaction open while new writes keep arriving, and 50 concurrent creates answered later and slower.)
-      const staged = ops.map((op) => ({ handle: db(op.db), key: checkedKey(op), bytes: op.value === undefined ? undefined : encodeJson(op) }))
+      const staged = ops.map((op) => ({ handle: db(op.db), key: checkedKey(op), bytes: op.value === undefined ? undefined : encodeJson(codecs, op) }))
       await env.transaction(() => {
         for (const op of staged) {
           if (op.bytes === undefined) op.handle.remove(op.key)

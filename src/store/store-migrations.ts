@@ -8,17 +8,35 @@ import { defaultAuthPolicy } from '../domain/identity/identity-auth-policy.ts'
 import { DEFAULT_AUTH_POLICY } from '../domain/identity/identity-types.ts'
 
 /** The schema version this binary writes. */
-export const SCHEMA_VERSION = 3
+export const SCHEMA_VERSION = 4
 
-/** A step; `now` (epoch ms) stamps the records it creates. */
-type Migration = (db: (name: SubDbName) => Database<unknown, string>, now: number) => void
+/** The first schema version whose MFA secrets are sealed (migration 3 → 4). */
+export const SEALED_SCHEMA_VERSION = 4
+
+/** The `meta` key of the id of the key the store's values are sealed with (store-seal.ts; migration 3 → 4 writes it). */
+export const SEAL_KEY_ID = 'sealKeyId'
+
+/**
+ * The `meta` key set (true) by a migration that freed pages holding secrets in plain text: the store replaces its file
+ * with a compacted copy, then removes the key (store-env.ts), so a crash in between compacts at the next start.
+ */
+export const COMPACT_PENDING = 'compactPending'
+
+/** What a migration knows besides the store: `now` (epoch ms) stamps the records it creates; the sealing key's id. */
+export interface MigrationContext {
+  now: number
+  sealKeyId: string
+}
+
+/** A step. */
+type Migration = (db: (name: SubDbName) => Database<unknown, string>, ctx: MigrationContext) => void
 
 /** MIGRATIONS[n] upgrades a store from version n to n + 1, inside one transaction. */
 const MIGRATIONS: Record<number, Migration> = {
   // 0 -> 1: a new store; nothing to convert.
   0: () => {},
   // 1 -> 2: authentication policies are stored; the `default` one every identity named until then is created.
-  1: (db, now) => {
+  1: (db, { now }) => {
     if (db('auth-policies').get(DEFAULT_AUTH_POLICY.id) === undefined) {
       db('auth-policies').put(DEFAULT_AUTH_POLICY.id, defaultAuthPolicy(now))
     }
@@ -29,11 +47,26 @@ const MIGRATIONS: Record<number, Migration> = {
     const identities = db('identities')
     for (const { key, value } of [...identities.getRange()]) identities.put(key, value)
   },
+  // 3 -> 4: MFA records are stored sealed (store-codecs.ts, domain/identity/identity-mfa-stored.ts): each is read (a
+  // plain secret, plain recovery codes while Started, argon2id hashes once Verified) and written again, its secret and
+  // its codes sealed with the data directory's key, whose id `meta` records from now on. Legacy hashes stay as they
+  // are: their codes still work until the identity regenerates them (their text is gone).
+  // The key's id is put first: should a put fail half-way (lmdb-js keeps the puts a throwing transaction made), the
+  // records sealed so far name their key, and the next start reads both forms and seals the rest.
+  3: (db, { sealKeyId }) => {
+    const mfas = db('mfas')
+    const records = [...mfas.getRange()]
+    db('meta').put(SEAL_KEY_ID, sealKeyId)
+    if (records.length > 0) db('meta').put(COMPACT_PENDING, true)
+    for (const { key, value } of records) mfas.put(key, value)
+  },
 }
 
-export async function migrate(db: (name: SubDbName) => Database<unknown, string>, env: RootDatabase, now: number): Promise<void> {
+/** Runs the migrations the store needs, each in one transaction; answers the version the store had before. */
+export async function migrate(db: (name: SubDbName) => Database<unknown, string>, env: RootDatabase, ctx: MigrationContext): Promise<number> {
   const meta = db('meta')
   let version = (meta.get('schemaVersion') as number | undefined) ?? 0
+  const from = version
   if (version > SCHEMA_VERSION) {
     throw new Error(`the data directory has schema version ${version}; this edgeplane understands up to ${SCHEMA_VERSION}`)
   }
@@ -42,9 +75,10 @@ export async function migrate(db: (name: SubDbName) => Database<unknown, string>
     if (!step) throw new Error(`no migration from schema version ${version}`)
     const next = version + 1
     await env.transaction(() => {
-      step(db, now)
+      step(db, ctx)
       meta.put('schemaVersion', next)
     })
     version = next
   }
+  return from
 }

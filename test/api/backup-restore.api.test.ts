@@ -11,7 +11,10 @@ import { createGunzip } from 'node:zlib'
 import tar from 'tar-stream'
 import { open } from 'lmdb'
 import { expectStatus, startTestServer, type TestServer } from '../support/harness.ts'
-import { extractArchive, writeArchive, type BackupManifest } from '../../src/operate/operate-archive.ts'
+import { extractArchive, hashFile, writeArchive, type BackupManifest } from '../../src/operate/operate-archive.ts'
+import { FakeClock } from '../../src/lib/clock.ts'
+import { randomBytes } from 'node:crypto'
+import { Secret, TOTP } from 'otpauth'
 import { openStore } from '../../src/store/store-env.ts'
 import { readDataDirStatus, renderDataDirStatus } from '../../src/operate/operate-status.ts'
 import { SCHEMA_VERSION } from '../../src/store/store-migrations.ts'
@@ -52,6 +55,9 @@ async function tarModes(file: string): Promise<Map<string, number>> {
   await done
   return modes
 }
+
+/** The TOTP code of `secret` at the clock's now. */
+const totpAt = (secret: string, clock: FakeClock) => TOTP.generate({ secret: Secret.fromBase32(secret), timestamp: clock.now() })
 
 let seq = 0
 const fresh = (what: string) => join(work, `${what}-${++seq}`)
@@ -348,4 +354,70 @@ describe('restore of a backup of an older schema version', () => {
       await restored.close()
     }
   }, 30_000)
+})
+
+describe('backup and restore carry the sealing key of the MFA secrets', () => {
+  it('the archive holds pki/secrets.key (0600); a restored controller verifies TOTP codes and reads the recovery codes', async () => {
+    const dataDir = fresh('mfa')
+    const clock = new FakeClock(Date.parse('2026-01-01T00:00:00Z'))
+    const t = await startTestServer({ dataDir, clock })
+    const archive = fresh('mfa.tar.gz')
+    const u = { username: 'mfa-backup-login', password: 'mfa-backup-pass' }
+    let secret: string
+    let recoveryCodes: string[]
+    try {
+      const id = await t.create('/identities', { name: 'mfa-backup', type: 'User', isAdmin: false })
+      expectStatus(await t.mgmt.post('/authenticators', { identityId: id, method: 'updb', ...u }), 201)
+      const c = t.as(await t.login(u.username, u.password, 'client'), 'client')
+      expectStatus(await c.post('/current-identity/mfa', {}), 201)
+      const view = (await c.get('/current-identity/mfa')).body.data
+      secret = new URL(view.provisioningUrl).searchParams.get('secret')!
+      recoveryCodes = view.recoveryCodes
+      clock.advance(30_000)
+      expectStatus(await c.post('/current-identity/mfa/verify', { code: totpAt(secret, clock) }), 200)
+      const backup = await cli(['backup', '--data', dataDir, '--out', archive])
+      expect([backup.code, backup.stderr]).toEqual([0, ''])
+    } finally {
+      await t.stop()
+    }
+    expect((await tarModes(archive)).get('pki/secrets.key')).toBe(0o600)
+
+    const target = fresh('mfa-restored')
+    const restore = await cli(['restore', '--from', archive, '--data', target])
+    expect([restore.code, restore.stderr]).toEqual([0, ''])
+    expect(readFileSync(join(target, 'pki', 'secrets.key')).equals(readFileSync(join(dataDir, 'pki', 'secrets.key')))).toBe(true)
+    expect(statSync(join(target, 'pki', 'secrets.key')).mode & 0o777).toBe(0o600)
+    const r = await startTestServer({ dataDir: target, clock })
+    try {
+      clock.advance(30_000)
+      const partial = r.as(await r.login(u.username, u.password, 'client'), 'client')
+      expectStatus(await partial.post('/authenticate/mfa', { code: totpAt(secret, clock) }), 200)
+      clock.advance(30_000)
+      const read = await partial.get('/current-identity/mfa/recovery-codes', { headers: { 'mfa-validation-code': totpAt(secret, clock) } })
+      expectStatus(read, 200)
+      expect(read.body.data.recoveryCodes).toEqual(recoveryCodes)
+    } finally {
+      await r.stop()
+    }
+
+    // a backup whose key is not the store's is refused, and nothing is left of it
+    const dir = fresh('mfa-unpacked')
+    const manifest = await extractArchive(archive, dir, () => {})
+    writeFileSync(join(dir, 'pki', 'secrets.key'), randomBytes(32))
+    const { size, sha256 } = await hashFile(join(dir, 'pki', 'secrets.key'))
+    const foreign = fresh('mfa-foreign-key.tar.gz')
+    await writeArchive(foreign, { ...manifest, files: manifest.files.map((f) => (f.path === 'pki/secrets.key' ? { ...f, size, sha256 } : f)) }, dir)
+    const refusedTarget = fresh('mfa-from-foreign-key')
+    const refused = await cli(['restore', '--from', foreign, '--data', refusedTarget])
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain("is not the key the store's MFA secrets are sealed with")
+    expect(existsSync(refusedTarget)).toBe(false)
+
+    // and one without the key (schema 4 on) is refused from its manifest
+    const keyless = fresh('mfa-keyless.tar.gz')
+    await writeArchive(keyless, { ...manifest, files: manifest.files.filter((f) => f.path !== 'pki/secrets.key') }, dir)
+    const r2 = await cli(['restore', '--from', keyless, '--data', fresh('mfa-from-keyless')])
+    expect(r2.code).toBe(1)
+    expect(r2.stderr).toContain('lacks pki/secrets.key')
+  }, 60_000)
 })

@@ -2,9 +2,12 @@
 // enrollment of the current identity" table and the TOTP rows of its "API session authentication" table, with the
 // real controller's answers (controller-behaviour.md §4 authQueries, §5). Stricter than the real controller, after
 // RFC 6238 §5.2: a TOTP code is accepted once (a replay inside its window is refused) and only within one step of
-// now; recovery codes are stored as hashes and each works once. Wrong codes are 401 MFA_INVALID_TOKEN (the seed).
+// now; each recovery code works once. The secret and the recovery codes are stored sealed, and the recovery codes can
+// be read again (after a TOTP code). Wrong codes are 401 MFA_INVALID_TOKEN (the seed).
 // Codes come from a real TOTP generator (otpauth) at the fake clock's time.
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { readFileSync, statSync } from 'node:fs'
+import { join } from 'node:path'
 import { Secret, TOTP } from 'otpauth'
 import { PNG } from 'pngjs'
 import jsQR from 'jsqr'
@@ -270,15 +273,77 @@ describe('TOTP enrollment: Verified', () => {
     expectError(await started.get('/current-identity/mfa/recovery-codes', { headers: { 'mfa-validation-code': '000000' } }), 404, 'NOT_FOUND')
   })
 
-  it('GET recovery-codes needs a TOTP code (header or body) and shows none: only their hashes are kept', async () => {
+  it('GET recovery-codes needs a TOTP code (header or body): a recovery code or none is 401', async () => {
     const { client, secret, recoveryCodes } = await enrolled(await newUser())
     expectError(await client.get('/current-identity/mfa/recovery-codes'), 401, 'MFA_INVALID_TOKEN')
     expectError(await client.get('/current-identity/mfa/recovery-codes', { headers: { 'mfa-validation-code': recoveryCodes[0] } }), 401, 'MFA_INVALID_TOKEN')
     nextStep()
     const res = await client.get('/current-identity/mfa/recovery-codes', { headers: { 'mfa-validation-code': totp(secret) } })
     expectStatus(res, 200)
-    expect(res.body.data.recoveryCodes).toEqual([])
+    expect(res.body.data.recoveryCodes).toEqual(recoveryCodes)
     expect(res.body.data.id).toBe((await client.get('/current-identity/mfa')).body.data.id)
+  })
+})
+
+describe('recovery codes: readable on both APIs, regenerated, sealed at rest', () => {
+  /** GET recovery-codes with a fresh TOTP code in the header: the codes answered. */
+  async function readCodes(client: ApiClient, secret: string): Promise<string[]> {
+    nextStep()
+    const res = await client.get('/current-identity/mfa/recovery-codes', { headers: { 'mfa-validation-code': totp(secret) } })
+    expectStatus(res, 200)
+    return res.body.data.recoveryCodes as string[]
+  }
+
+  for (const api of ['client', 'management'] as const) {
+    it(`${api} API: GET answers the unused codes; POST replaces them, answers the new ones, and GET answers those; a new code logs in once, an old one never`, async () => {
+      const u = await newUser()
+      const { client, secret, recoveryCodes } = await enrolled(u, api)
+      expect(recoveryCodes).toHaveLength(20)
+      expect(await readCodes(client, secret)).toEqual(recoveryCodes)
+      // a code used to log in is gone from the list
+      expectStatus(await (await loginAs(u, api)).client.post('/authenticate/mfa', { code: recoveryCodes[2] }), 200)
+      expect(await readCodes(client, secret)).toEqual(recoveryCodes.filter((c) => c !== recoveryCodes[2]))
+
+      nextStep()
+      const regenerated = await client.post('/current-identity/mfa/recovery-codes', { code: totp(secret) })
+      expectStatus(regenerated, 200)
+      const fresh = regenerated.body.data.recoveryCodes as string[]
+      expect(fresh).toHaveLength(20)
+      expect(new Set(fresh).size).toBe(20)
+      expect(await readCodes(client, secret)).toEqual(fresh)
+
+      const partial = (await loginAs(u, api)).client
+      await expectMfaRefused(partial, recoveryCodes.find((c) => !fresh.includes(c))!)
+      expectStatus(await partial.post('/authenticate/mfa', { code: fresh[7] }), 200)
+      await expectMfaRefused((await loginAs(u, api)).client, fresh[7]!)
+      expect(await readCodes(client, secret)).toEqual(fresh.filter((c) => c !== fresh[7]))
+    })
+  }
+
+  it('the LMDB file holds no TOTP secret (base32 or raw bytes) and no recovery code, Started or Verified, nor after regeneration', async () => {
+    const verified = await enrolled(await newUser())
+    nextStep()
+    const regenerated = (await verified.client.post('/current-identity/mfa/recovery-codes', { code: totp(verified.secret) })).body.data.recoveryCodes as string[]
+    const started = (await loginAs(await newUser())).client
+    expectStatus(await started.post('/current-identity/mfa', {}), 201)
+    const startedView = (await started.get('/current-identity/mfa')).body.data
+    const startedSecret = new URL(startedView.provisioningUrl).searchParams.get('secret')!
+    const bytes = readFileSync(join(t.dataDir, 'edgeplane.mdb'))
+    const text = bytes.toString('latin1')
+    for (const secret of [verified.secret, startedSecret]) {
+      expect(text.includes(secret)).toBe(false)
+      expect(bytes.indexOf(Buffer.from(Secret.fromBase32(secret).bytes))).toBe(-1)
+    }
+    // a code stands alone in the file if stored plain (a JSON string); inside base64 it would be part of a longer run
+    const standsAlone = (code: string) => new RegExp(`(?<![A-Za-z0-9+/])${code}(?![A-Za-z0-9+/=])`).test(text)
+    for (const code of [...verified.recoveryCodes, ...regenerated, ...(startedView.recoveryCodes as string[])]) expect(standsAlone(code)).toBe(false)
+    // the check can fail: it finds what is stored plain, such as an identity's name
+    expect(standsAlone('mfa-user-1')).toBe(true)
+  })
+
+  it('the sealing key is pki/secrets.key: 32 bytes, mode 0600, beside the CA keys', () => {
+    const st = statSync(join(t.dataDir, 'pki', 'secrets.key'))
+    expect([st.size, (st.mode & 0o777).toString(8)]).toEqual([32, '600'])
   })
 })
 

@@ -135,24 +135,13 @@ export type IdentityMsg =
   /** A successful authentication: the identity's failed-attempt count starts again. */
   | { type: 'identity.recordAuthSuccess'; id: string; change: ChangeContext }
   /** Starts the identity's TOTP enrollment (409 MFA_EXISTS when it has an MFA record, verified or not). */
-  | { type: 'mfa.create'; identityId: string; secret: string; recoveryCodes: readonly string[]; recoveryCodeSalt: string; change: ChangeContext }
-  /**
-   * Verifies a Started MFA with the TOTP code of time step `step`; its recovery codes are then kept only as
-   * `recoveryCodeHashes` (made from the record's plain codes under its salt). 404 when not Started.
-   */
-  | { type: 'mfa.verify'; identityId: string; mfaId: string; step: number; recoveryCodeHashes: readonly string[]; change: ChangeContext }
+  | { type: 'mfa.create'; identityId: string; secret: string; recoveryCodes: readonly string[]; change: ChangeContext }
+  /** Verifies a Started MFA with the TOTP code of time step `step` (its recovery codes work from now on). 404 when not Started. */
+  | { type: 'mfa.verify'; identityId: string; mfaId: string; step: number; change: ChangeContext }
   /** Uses a TOTP step or a recovery code (when `allowRecovery`) on a Verified MFA; 409 MFA_NOT_ENROLLED when Started. */
   | { type: 'mfa.accept'; identityId: string; mfaId: string; proof: MfaProof; allowRecovery: boolean; change: ChangeContext }
-  /** Uses a proof on a Verified MFA, then replaces all its recovery codes (404 when not Verified). */
-  | {
-      type: 'mfa.replaceRecoveryCodes'
-      identityId: string
-      mfaId: string
-      proof: MfaProof
-      recoveryCodeSalt: string
-      recoveryCodeHashes: readonly string[]
-      change: ChangeContext
-    }
+  /** Uses a proof on a Verified MFA, then replaces all its recovery codes, legacy hashes included (404 when not Verified). */
+  | { type: 'mfa.replaceRecoveryCodes'; identityId: string; mfaId: string; proof: MfaProof; recoveryCodes: readonly string[]; change: ChangeContext }
   /**
    * Removes the identity's MFA: a Started one with no proof, a Verified one with a proof that holds, any with
    * `proof: 'admin'`. `mfaId`, when given, is the record the proof was worked out on. 404 when there is none.

@@ -65,7 +65,7 @@ function createMfa(state: IdentityState, msg: MfaMsg<'mfa.create'>, tx: Tx<Ident
     secret: msg.secret,
     recoveryCodes: [...msg.recoveryCodes],
     recoveryCodeHashes: [],
-    recoveryCodeSalt: msg.recoveryCodeSalt,
+    recoveryCodeSalt: '',
     lastTotpStep: null,
     tags: {},
     createdAt: tx.now,
@@ -75,13 +75,13 @@ function createMfa(state: IdentityState, msg: MfaMsg<'mfa.create'>, tx: Tx<Ident
   return { id: m.id }
 }
 
-/** Started → Verified with a TOTP step: the plain recovery codes give way to their hashes (made from them). */
+/** Started → Verified with a TOTP step: its recovery codes work from now on. */
 function verifyMfa(state: IdentityState, msg: MfaMsg<'mfa.verify'>, tx: Tx<IdentityEvent>) {
   const m = heldMfa(state, msg.identityId, msg.mfaId)
   if (m.isVerified) throw ApiError.notFound()
   const used = applyProof(m, { kind: 'totp', step: msg.step }, tx.now, false)
   if (!used) return { accepted: false }
-  saveMfa(state, tx, { ...used, isVerified: true, recoveryCodes: [], recoveryCodeHashes: [...msg.recoveryCodeHashes] })
+  saveMfa(state, tx, { ...used, isVerified: true })
   return { accepted: true }
 }
 
@@ -95,13 +95,13 @@ function acceptMfaProof(state: IdentityState, msg: MfaMsg<'mfa.accept'>, tx: Tx<
   return { accepted: true }
 }
 
-/** A proof on a Verified record, then all its recovery codes replaced by `recoveryCodeHashes` (under a new salt). */
+/** A proof on a Verified record, then all its recovery codes (and any legacy hashes) replaced by `recoveryCodes`. */
 function replaceRecoveryCodes(state: IdentityState, msg: MfaMsg<'mfa.replaceRecoveryCodes'>, tx: Tx<IdentityEvent>) {
   const m = heldMfa(state, msg.identityId, msg.mfaId)
   if (!m.isVerified) throw ApiError.notFound()
   const used = applyProof(m, msg.proof, tx.now, true)
   if (!used) return { accepted: false }
-  saveMfa(state, tx, { ...used, recoveryCodeSalt: msg.recoveryCodeSalt, recoveryCodeHashes: [...msg.recoveryCodeHashes] })
+  saveMfa(state, tx, { ...used, recoveryCodes: [...msg.recoveryCodes], recoveryCodeHashes: [], recoveryCodeSalt: '' })
   return { accepted: true }
 }
 

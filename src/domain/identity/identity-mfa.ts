@@ -4,8 +4,10 @@
  * - the secret: 10 random bytes, base32 without padding; codes are HMAC-SHA1, 6 digits, 30 s steps (RFC 6238)
  * - a TOTP code matches within one step either side of now, and only at a step after the last one accepted: a code
  *   accepted once is refused afterwards, even inside its window (RFC 6238 §5.2)
- * - 20 recovery codes of 6 base32 characters; their plain text is kept only while Started (they are no credential
- *   before verification); once Verified only their hashes are stored, and each one works once
+ * - 20 recovery codes of 6 base32 characters, each working once (only on a Verified record); their text is held so
+ *   the identity can read them again. The store seals the secret and the codes (identity-mfa-stored.ts). A record
+ *   verified before schema 4 holds argon2id hashes of its codes instead (`recoveryCodeHashes`): they still work, and
+ *   their text is gone, until the identity regenerates its codes
  * @see controller-behaviour.md §5; edge-api client.yml detailMfa
  */
 import { timingSafeEqual } from 'node:crypto'
@@ -20,11 +22,14 @@ export type Mfa = DeepReadonly<{
   isVerified: boolean
   /** Base32 TOTP secret. */
   secret: string
-  /** The recovery codes in plain text while Started; empty once Verified. */
+  /** The unused recovery codes (sealed in the store); empty on a record that holds only legacy hashes. */
   recoveryCodes: string[]
-  /** Once Verified: the hashes of the unused recovery codes (auth/auth-recovery-code.ts), lowercase hex. */
+  /**
+   * Legacy: the hashes of the unused recovery codes of a record verified before schema 4 (auth/auth-recovery-code.ts),
+   * lowercase hex; empty on every other record, and once the identity regenerates its codes.
+   */
   recoveryCodeHashes: string[]
-  /** The salt all of this record's recovery-code hashes share, base64. */
+  /** The salt all of this record's legacy recovery-code hashes share, base64; empty on a record without them. */
   recoveryCodeSalt: string
   /** The time step (counter) of the last TOTP code accepted, or null before the first. */
   lastTotpStep: number | null
@@ -88,20 +93,38 @@ export function isRecoveryCodeShaped(code: string): boolean {
 
 /**
  * What proves a code against a record, worked out before the actor is asked (the actor decides again on the record it
- * holds): a TOTP at a time step, or a recovery code by its hash.
+ * holds): a TOTP at a time step, or a recovery code (with its legacy hash when the record holds hashes).
  */
-export type MfaProof = { readonly kind: 'totp'; readonly step: number } | { readonly kind: 'recovery'; readonly hash: string }
+export type MfaProof =
+  | { readonly kind: 'totp'; readonly step: number }
+  | { readonly kind: 'recovery'; readonly code: string; readonly hash?: string }
+
+/** The index of `code` among `codes` (each compared in constant time), or -1. */
+function indexOfCode(codes: readonly string[], code: string): number {
+  const given = Buffer.from(code)
+  let found = -1
+  codes.forEach((c, i) => {
+    const held = Buffer.from(c)
+    if (held.length === given.length && timingSafeEqual(held, given) && found < 0) found = i
+  })
+  return found
+}
 
 /**
  * The record after `proof` is used on it, or undefined when the proof does not hold on this record: a TOTP step not
- * after the last accepted one (replay), or a recovery hash it does not hold (unknown or used). Recovery codes count
- * only on a Verified record (`allowRecovery` false refuses them: verify takes TOTP only).
+ * after the last accepted one (replay), or a recovery code it does not hold (unknown or used), by its text or, on a
+ * record with legacy hashes, by its hash. Recovery codes count only on a Verified record (`allowRecovery` false
+ * refuses them: verify takes TOTP only).
  */
 export function applyProof(mfa: Mfa, proof: MfaProof, now: number, allowRecovery: boolean): Mfa | undefined {
   if (proof.kind === 'totp') {
     if (mfa.lastTotpStep !== null && proof.step <= mfa.lastTotpStep) return undefined
     return { ...mfa, lastTotpStep: proof.step, updatedAt: now }
   }
-  if (!allowRecovery || !mfa.isVerified || !mfa.recoveryCodeHashes.includes(proof.hash)) return undefined
-  return { ...mfa, recoveryCodeHashes: mfa.recoveryCodeHashes.filter((h) => h !== proof.hash), updatedAt: now }
+  if (!allowRecovery || !mfa.isVerified) return undefined
+  const at = indexOfCode(mfa.recoveryCodes, proof.code)
+  if (at >= 0) return { ...mfa, recoveryCodes: mfa.recoveryCodes.filter((_, i) => i !== at), updatedAt: now }
+  const hash = proof.hash
+  if (hash === undefined || !mfa.recoveryCodeHashes.includes(hash)) return undefined
+  return { ...mfa, recoveryCodeHashes: mfa.recoveryCodeHashes.filter((h) => h !== hash), updatedAt: now }
 }

@@ -5,7 +5,7 @@
 import type { Authenticator, Identity } from '../identity/identity-types.ts'
 import type { Enrollment } from '../enrollment/enrollment-types.ts'
 import type { AuthPolicy } from '../identity/identity-auth-policy.ts'
-import type { Mfa } from '../identity/identity-mfa.ts'
+import type { StoredMfa } from '../identity/identity-mfa-stored.ts'
 import type { ApiSession, ApiSessionCertificate } from '../session/session-types.ts'
 import type { ServiceSession } from '../session/service-session-types.ts'
 import type {
@@ -23,7 +23,8 @@ export interface RecordTypes {
   enrollments: Enrollment
   'auth-policies': AuthPolicy
   'auth-failures': number
-  mfas: Mfa
+  /** As stored: secret and recovery codes sealed (a copy is read without the key). */
+  mfas: StoredMfa
   'api-sessions': ApiSession
   sessions: ServiceSession
   'api-session-certs': ApiSessionCertificate

@@ -9,8 +9,9 @@
  * - a TOTP code matches within one step of now and is accepted once (RFC 6238 §5.2); a recovery code works once
  * - delete: a Started record with no code, a Verified one with a TOTP or recovery code; admins with no code (404
  *   without a record)
- * - recovery codes (Verified only, else 404): reading needs a TOTP code and shows none (only hashes are kept);
- *   regenerating takes a TOTP or recovery code, replaces all 20 and answers the new ones, the only time they are shown
+ * - recovery codes (Verified only, else 404): reading needs a TOTP code and answers the unused ones (none on a record
+ *   verified before schema 4, which holds only hashes of its codes until they are regenerated); regenerating takes a
+ *   TOTP or recovery code, replaces all 20 (legacy hashes too) and answers the new ones
  * - every wrong, missing, stale or replayed code is refused by `refuseMfaCode`: 401 MFA_INVALID_TOKEN, counted toward
  *   the lockout of the identity's authentication policy (auth-lockout.ts); an accepted code starts the count again
  * Failure story: codes are checked and recovery codes hashed before the identity actor is asked; the actor decides
@@ -35,7 +36,7 @@ import {
   type Mfa,
   type MfaProof,
 } from '../../domain/identity/identity-mfa.ts'
-import { hashRecoveryCode, hashRecoveryCodes, newRecoveryCodeSalt } from '../../auth/auth-recovery-code.ts'
+import { hashRecoveryCode } from '../../auth/auth-recovery-code.ts'
 import type { IdentityActor } from '../../actors/identity/identity-actor.ts'
 import type { SessionRegistryActor } from '../../actors/session-registry/session-registry-actor.ts'
 import type { ChangeContext } from '../../actors/runtime/actor-runtime.ts'
@@ -66,7 +67,7 @@ export interface MfaFlows {
   authenticate(caller: MfaCaller, code: string | undefined, change: ChangeContext): Promise<void>
   remove(identity: Identity, code: string | undefined, change: ChangeContext): Promise<void>
   removeByAdmin(identityId: string, change: ChangeContext): Promise<void>
-  /** The recovery codes that can be shown after a TOTP code: none, since only their hashes are kept. */
+  /** After a TOTP code: the unused recovery codes (none on a record holding only legacy hashes). */
   readRecoveryCodes(identity: Identity, code: string | undefined, change: ChangeContext): Promise<{ mfa: Mfa; recoveryCodes: string[] }>
   regenerateRecoveryCodes(identity: Identity, code: string | undefined, change: ChangeContext): Promise<{ recoveryCodes: string[] }>
 }
@@ -106,8 +107,10 @@ export function createMfaFlows(deps: MfaFlowDeps): MfaFlows {
     if (!code) return undefined
     const step = matchingTotpStep(mfa, code, deps.clock.now())
     if (step !== undefined) return { kind: 'totp', step }
-    if (allowRecovery && mfa.isVerified && isRecoveryCodeShaped(code)) return { kind: 'recovery', hash: await hashRecoveryCode(code, mfa.recoveryCodeSalt) }
-    return undefined
+    if (!allowRecovery || !mfa.isVerified || !isRecoveryCodeShaped(code)) return undefined
+    // a record verified before schema 4 holds hashes of its codes: the code's hash is worked out only for such a one
+    if (mfa.recoveryCodeHashes.length === 0) return { kind: 'recovery', code }
+    return { kind: 'recovery', code, hash: await hashRecoveryCode(code, mfa.recoveryCodeSalt) }
   }
 
   /** `accepted` from the actor (the identity's failed-attempt count starts again), or the refusal. */
@@ -126,7 +129,6 @@ export function createMfaFlows(deps: MfaFlowDeps): MfaFlows {
         identityId: identity.id,
         secret,
         recoveryCodes: newRecoveryCodes(),
-        recoveryCodeSalt: newRecoveryCodeSalt(),
         change,
       })
     },
@@ -144,8 +146,7 @@ export function createMfaFlows(deps: MfaFlowDeps): MfaFlows {
       if (mfa.isVerified) throw ApiError.notFound()
       const proof = await proofOf(mfa, code, false)
       if (proof?.kind !== 'totp') return refuseMfaCode(deps, caller.identity, change)
-      const recoveryCodeHashes = await hashRecoveryCodes(mfa.recoveryCodes, mfa.recoveryCodeSalt)
-      const result = await deps.identities.ask({ type: 'mfa.verify', identityId: caller.identity.id, mfaId: mfa.id, step: proof.step, recoveryCodeHashes, change })
+      const result = await deps.identities.ask({ type: 'mfa.verify', identityId: caller.identity.id, mfaId: mfa.id, step: proof.step, change })
       await settle(result, caller.identity, change)
       await deps.sessions.ask({ type: 'apiSession.completeMfa', id: caller.session.id, change })
     },
@@ -180,7 +181,8 @@ export function createMfaFlows(deps: MfaFlowDeps): MfaFlows {
       if (!proof) return refuseMfaCode(deps, identity, change)
       const result = await deps.identities.ask({ type: 'mfa.accept', identityId: identity.id, mfaId: mfa.id, proof, allowRecovery: false, change })
       await settle(result, identity, change)
-      return { mfa: recordOf(identity), recoveryCodes: [] }
+      const read = recordOf(identity)
+      return { mfa: read, recoveryCodes: [...read.recoveryCodes] }
     },
 
     async regenerateRecoveryCodes(identity, code, change) {
@@ -188,17 +190,7 @@ export function createMfaFlows(deps: MfaFlowDeps): MfaFlows {
       const proof = await proofOf(mfa, code, true)
       if (!proof) return refuseMfaCode(deps, identity, change)
       const recoveryCodes = newRecoveryCodes()
-      const recoveryCodeSalt = newRecoveryCodeSalt()
-      const recoveryCodeHashes = await hashRecoveryCodes(recoveryCodes, recoveryCodeSalt)
-      const result = await deps.identities.ask({
-        type: 'mfa.replaceRecoveryCodes',
-        identityId: identity.id,
-        mfaId: mfa.id,
-        proof,
-        recoveryCodeSalt,
-        recoveryCodeHashes,
-        change,
-      })
+      const result = await deps.identities.ask({ type: 'mfa.replaceRecoveryCodes', identityId: identity.id, mfaId: mfa.id, proof, recoveryCodes, change })
       await settle(result, identity, change)
       return { recoveryCodes }
     },

@@ -1,6 +1,7 @@
 /**
- * MFA records → wire details: the enrollment data (provisioning URL, recovery codes) only while Started. The secret
- * and the recovery-code hashes never leave the server except inside the provisioning URL of a Started record.
+ * MFA records → wire details: the enrollment data (provisioning URL, recovery codes) only while Started; the
+ * recovery codes of a Verified record only on the TOTP-guarded recovery-codes routes. The secret never leaves the
+ * server except inside the provisioning URL of a Started record; legacy recovery-code hashes never.
  */
 import type { Mfa } from '../../domain/identity/identity-mfa.ts'
 import { iso } from './common-mapper.ts'

@@ -1,12 +1,14 @@
 // Numbered store migrations (src/store/store-migrations.ts): a new store and an older one both end at the current
-// schema version, and the 1 → 2 step creates the default auth policy every identity of an older store names.
+// schema version, the 1 → 2 step creates the default auth policy every identity of an older store names, the 2 → 3
+// step stores identities compact, and the 3 → 4 step seals the MFA secrets.
 import { afterEach, beforeEach, describe, expect, it } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { open } from 'lmdb'
 import { openStore, storePathOf } from '../../../src/store/store-env.ts'
-import { SCHEMA_VERSION } from '../../../src/store/store-migrations.ts'
+import { COMPACT_PENDING, SCHEMA_VERSION, SEAL_KEY_ID } from '../../../src/store/store-migrations.ts'
+import { readSealKey, sealKeyPathOf } from '../../../src/store/store-seal.ts'
 import { DEFAULT_AUTH_POLICY_RULES } from '../../../src/domain/identity/identity-auth-policy.ts'
 
 let dir: string
@@ -70,4 +72,50 @@ describe('store migrations', () => {
     expect(after.openDB({ name: 'identities', encoding: 'json' }).get('i1')).toEqual({ id: 'i1', name: 'old', roleAttributes: ['a'], envInfo: { os: 'linux' }, createdAt: 5, updatedAt: 6 })
     await after.close()
   })
+
+  it('a version 3 store (MFA secrets in plain text, no key) gets a key, its MFA records sealed and the file compacted; they read back equal', async () => {
+    const plain = {
+      id: 'm1', identityId: 'i1', isVerified: false, secret: 'PLAINSECRETBASE32', recoveryCodes: ['QWERTY', 'ASDFGH'],
+      recoveryCodeHashes: [], recoveryCodeSalt: 'c2FsdA==', lastTotpStep: null, tags: {}, createdAt: 5, updatedAt: 6,
+    }
+    const first = await openStore(dir, { now: 1 })
+    await first.close()
+    rmSync(sealKeyPathOf(dir))
+    // written as an edgeplane of schema version 3 wrote it: plain JSON, no key id
+    const raw = open({ path: storePathOf(dir), maxDbs: 64, encoding: 'json' })
+    await raw.transaction(() => {
+      raw.openDB({ name: 'mfas', encoding: 'json' }).put('i1', plain)
+      const meta = raw.openDB({ name: 'meta', encoding: 'json' })
+      meta.put('schemaVersion', 3)
+      meta.remove(SEAL_KEY_ID)
+    })
+    await raw.close()
+    expect(readFileSync(storePathOf(dir)).includes('PLAINSECRETBASE32')).toBe(true)
+
+    const upgraded = await openStore(dir, { now: 2 })
+    const key = readSealKey(sealKeyPathOf(dir))!
+    expect(upgraded.db('meta').get('schemaVersion')).toBe(SCHEMA_VERSION)
+    expect(upgraded.db('meta').get(SEAL_KEY_ID)).toBe(key.id)
+    expect(upgraded.db('mfas').get('i1')).toEqual(plain)
+    await upgraded.close()
+    const file = readFileSync(storePathOf(dir))
+    for (const secret of ['PLAINSECRETBASE32', 'QWERTY', 'ASDFGH']) expect(file.includes(secret)).toBe(false)
+    expect(readdirSync(dir).filter((n) => n.includes('compact'))).toEqual([])
+    const after = await openStore(dir, { now: 3 })
+    expect(after.db('meta').get(COMPACT_PENDING)).toBeUndefined()
+    await after.close()
+  })
+
+  it('a store marked for compaction (a crash after the sealing migration, before compacting) is compacted at the next opening', async () => {
+    const first = await openStore(dir, { now: 1 })
+    await first.commit([{ db: 'configs', key: 'c1', value: { note: 'FREED-PAGE-MARKER' } }])
+    await first.commit([{ db: 'configs', key: 'c1' }, { db: 'meta', key: COMPACT_PENDING, value: true }])
+    await first.close()
+    expect(readFileSync(storePathOf(dir)).includes('FREED-PAGE-MARKER')).toBe(true)
+    const again = await openStore(dir, { now: 2 })
+    expect(again.db('meta').get(COMPACT_PENDING)).toBeUndefined()
+    await again.close()
+    expect(readFileSync(storePathOf(dir)).includes('FREED-PAGE-MARKER')).toBe(false)
+  })
 })
+

@@ -65,12 +65,25 @@ describe('applyProof', () => {
   })
 
   it('uses a recovery code once, and only on a verified record where recovery codes are allowed', () => {
-    const used = applyProof(record(), { kind: 'recovery', hash: 'h1' }, 5, true)!
+    const held = record({ recoveryCodes: ['AAAAAA', 'BBBBBB'], recoveryCodeHashes: [] })
+    const used = applyProof(held, { kind: 'recovery', code: 'AAAAAA' }, 5, true)!
+    expect([used.recoveryCodes, used.updatedAt]).toEqual([['BBBBBB'], 5])
+    expect(applyProof(used, { kind: 'recovery', code: 'AAAAAA' }, 6, true)).toBeUndefined()
+    expect(applyProof(held, { kind: 'recovery', code: 'BBBBBB' }, 6, false)).toBeUndefined()
+    expect(applyProof({ ...held, isVerified: false }, { kind: 'recovery', code: 'BBBBBB' }, 6, true)).toBeUndefined()
+    expect(applyProof(held, { kind: 'recovery', code: 'CCCCCC' }, 6, true)).toBeUndefined()
+    // case-sensitive, as the real controller compares them
+    expect(applyProof(held, { kind: 'recovery', code: 'aaaaaa' }, 6, true)).toBeUndefined()
+  })
+
+  it('uses a legacy recovery code (a record verified before schema 4) once by its hash', () => {
+    const used = applyProof(record(), { kind: 'recovery', code: 'AAAAAA', hash: 'h1' }, 5, true)!
     expect(used.recoveryCodeHashes).toEqual(['h2'])
-    expect(applyProof(used, { kind: 'recovery', hash: 'h1' }, 6, true)).toBeUndefined()
-    expect(applyProof(record(), { kind: 'recovery', hash: 'h2' }, 6, false)).toBeUndefined()
-    expect(applyProof(record({ isVerified: false }), { kind: 'recovery', hash: 'h2' }, 6, true)).toBeUndefined()
-    expect(applyProof(record(), { kind: 'recovery', hash: 'nope' }, 6, true)).toBeUndefined()
+    expect(applyProof(used, { kind: 'recovery', code: 'AAAAAA', hash: 'h1' }, 6, true)).toBeUndefined()
+    expect(applyProof(record(), { kind: 'recovery', code: 'BBBBBB', hash: 'h2' }, 6, false)).toBeUndefined()
+    expect(applyProof(record({ isVerified: false }), { kind: 'recovery', code: 'BBBBBB', hash: 'h2' }, 6, true)).toBeUndefined()
+    expect(applyProof(record(), { kind: 'recovery', code: 'CCCCCC', hash: 'nope' }, 6, true)).toBeUndefined()
+    expect(applyProof(record(), { kind: 'recovery', code: 'CCCCCC' }, 6, true)).toBeUndefined()
   })
 })
 
