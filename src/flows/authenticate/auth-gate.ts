@@ -1,10 +1,13 @@
 /**
  * What every API-session creation passes through before and after its method runs: the failed-login throttle
  * (auth-throttle.ts), then the adaptive concurrency window (auth-rate-window.ts); afterwards the outcome is counted
- * (throttle, window, the `logins` metric). Refusals are 429 SERVER_TOO_MANY_REQUESTS; the throttle's carries
+ * (throttle, window, the `logins` metric). Both checks come before any credential work (argon2, chain checks); only
+ * a 401 counts as a failed login for the throttle, only a 2xx makes its (subject, address) pair known. Refusals are 429 SERVER_TOO_MANY_REQUESTS; the throttle's carries
  * Retry-After (the window's does not, as the real controller's).
  */
+import { createHash } from 'node:crypto'
 import { ApiError } from '../../errors/api-error.ts'
+import type { AuthInput, AuthPeer, PrimaryMethodKind } from './auth-method.ts'
 import { AdaptiveWindow, type AuthWindowSettings } from './auth-rate-window.ts'
 import { LoginThrottle, type LoginAttempt, type LoginThrottleSettings } from './auth-throttle.ts'
 
@@ -27,6 +30,25 @@ export interface AuthGate {
   /** Runs one authentication `fn` of `method` for `attempt` behind the throttle and the window. */
   run<T>(method: string, attempt: LoginAttempt, fn: () => Promise<T>): Promise<T>
   readonly window: AdaptiveWindow
+}
+
+/**
+ * What the throttle needs to know of a login before its method runs: the peer's address; the username and password
+ * of a password login; the leaf's SHA-1 fingerprint of a certificate login (the certificate is its own credential);
+ * the bearer token of an ext-jwt login. Cheap: no credential is checked here.
+ */
+export function loginAttemptOf(kind: PrimaryMethodKind, input: AuthInput, peer: AuthPeer): LoginAttempt {
+  const source = peer.remoteAddress
+  switch (kind) {
+    case 'updb':
+      return { source, username: input.username, credential: input.password }
+    case 'cert': {
+      const leaf = peer.certChainDer[0]
+      return { source, fingerprint: leaf ? createHash('sha1').update(leaf).digest('hex') : undefined }
+    }
+    case 'extJwt':
+      return { source, credential: input.header('authorization') ?? undefined }
+  }
 }
 
 /** The status of an error as the app will render it (anything not an ApiError is a 500). */
