@@ -6,8 +6,10 @@
  * Retry-After (the window's does not, as the real controller's).
  */
 import { createHash } from 'node:crypto'
+import { decodeJwt } from 'jose'
 import { ApiError } from '../../errors/api-error.ts'
 import type { AuthInput, AuthPeer, PrimaryMethodKind } from './auth-method.ts'
+import { bearerTokens } from './auth-ext-jwt.ts'
 import { AdaptiveWindow, type AuthWindowSettings } from './auth-rate-window.ts'
 import { LoginThrottle, type LoginAttempt, type LoginThrottleSettings } from './auth-throttle.ts'
 
@@ -33,9 +35,10 @@ export interface AuthGate {
 }
 
 /**
- * What the throttle needs to know of a login before its method runs: the peer's address; the username and password
- * of a password login; the leaf's SHA-1 fingerprint of a certificate login (the certificate is its own credential);
- * the bearer token of an ext-jwt login. Cheap: no credential is checked here.
+ * What the throttle needs to know of a login before its method runs, cheaply (no signature, chain or password is
+ * checked here): the peer's address; the username and password of a password login; the leaf's SHA-1 fingerprint of
+ * a certificate login (the certificate is its own credential); for an ext-jwt login the issuer and subject its first
+ * bearer token claims (read, not verified: a claim, like a username) and the Authorization header as its credential.
  */
 export function loginAttemptOf(kind: PrimaryMethodKind, input: AuthInput, peer: AuthPeer): LoginAttempt {
   const source = peer.remoteAddress
@@ -44,10 +47,23 @@ export function loginAttemptOf(kind: PrimaryMethodKind, input: AuthInput, peer: 
       return { source, username: input.username, credential: input.password }
     case 'cert': {
       const leaf = peer.certChainDer[0]
-      return { source, fingerprint: leaf ? createHash('sha1').update(leaf).digest('hex') : undefined }
+      return { source, subject: leaf ? `cert ${createHash('sha1').update(leaf).digest('hex')}` : undefined }
     }
-    case 'extJwt':
-      return { source, credential: input.header('authorization') ?? undefined }
+    case 'extJwt': {
+      const authorization = input.header('authorization')
+      return { source, subject: claimedJwtSubject(bearerTokens(authorization)[0]), credential: authorization ?? undefined }
+    }
+  }
+}
+
+/** `jwt <issuer> <subject>` as a token claims them, unverified; undefined for a token that does not parse or lacks them. */
+function claimedJwtSubject(token: string | undefined): string | undefined {
+  if (token === undefined) return undefined
+  try {
+    const { iss, sub } = decodeJwt(token)
+    return typeof iss === 'string' && typeof sub === 'string' ? `jwt ${JSON.stringify([iss, sub])}` : undefined
+  } catch {
+    return undefined
   }
 }
 

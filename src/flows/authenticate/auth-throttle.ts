@@ -1,8 +1,9 @@
 /**
  * The failed-login throttle (beyond the real controller, which has only its concurrency window and the auth policy's
- * lockout): it slows down whoever guesses and nobody else. A login attempt comes from a source address (the TLS peer)
- * for a subject: the username of a password login, the SHA-1 fingerprint of a certificate login's leaf certificate.
- * An ext-jwt login names no subject before its token is checked.
+ * lockout): it slows down whoever guesses and nobody else. A login attempt comes from a source address (the TLS peer;
+ * an IPv6 peer counts by its /64) for a subject: the username of a password login, the SHA-1 fingerprint of a
+ * certificate login's leaf certificate, the issuer and subject an ext-jwt login's token claims (unverified, as a
+ * username is; a token that claims none leaves the login without a subject).
  *
  * Rules:
  * - Known pairs. A (subject, address) pair that logged in successfully within `knownSourceMs` (30 days) is never
@@ -16,7 +17,8 @@
  *   after the last one. So one username guessed from many addresses slows down; its owner, from an address where they
  *   logged in before, does not.
  * - Per address. An address counts the distinct subjects that failed from it within `distinctWindowMs` (15 min); a
- *   subject-less attempt counts as the subject "its credential". While more than `distinctUsernames` (20) have, the
+ *   subject-less attempt (a certificate login without a certificate, a token claiming no issuer and subject) counts
+ *   as the subject "its credential". While more than `distinctUsernames` (20) have, the
  *   address is spraying guesses: each counted failure beyond the limit doubles the wait of the address's unknown pairs
  *   (1 s, 2 s, … at most `maxDelayMs`, from its last failure). Its known pairs are not delayed, and failures alone
  *   never delay an address: ten mistyped usernames behind one NAT leave a newcomer's first login alone.
@@ -71,10 +73,31 @@ export interface LoginAttempt {
   source: string
   /** The username of a password login (the concurrency window's admin bypass reads it too). */
   username?: string
-  /** The SHA-1 fingerprint (hex) of a certificate login's leaf: its subject when there is no username. */
-  fingerprint?: string
-  /** The secret presented (a password, an ext-jwt token); only its keyed hash is kept. */
+  /** The subject of a login without a username: `cert <SHA-1 fingerprint>`, `jwt [<issuer>,<subject>]`. */
+  subject?: string
+  /** The secret presented (a password, an ext-jwt Authorization header); only its keyed hash is kept. */
   credential?: string
+}
+
+/**
+ * The address the throttle counts by: an IPv4 address as it is (also when mapped into IPv6), an IPv6 address by its
+ * /64 network (one host may hold a whole /64, and privacy addresses change every day).
+ */
+export function throttleSourceOf(address: string): string {
+  const a = address.split('%')[0]!.toLowerCase()
+  if (!a.includes(':')) return a
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(a)
+  if (mapped) return mapped[1]!
+  // an embedded IPv4 tail is two groups
+  const groupsOf = (part: string) => (part === '' ? [] : part.split(':').flatMap((g) => (g.includes('.') ? ['0', '0'] : [g])))
+  const [head = '', tail] = a.split('::')
+  const front = groupsOf(head)
+  const back = tail === undefined ? [] : groupsOf(tail)
+  const groups = tail === undefined ? front : [...front, ...Array<string>(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back]
+  return `${groups
+    .slice(0, 4)
+    .map((g) => (parseInt(g, 16) || 0).toString(16))
+    .join(':')}::/64`
 }
 
 interface SubjectFailures {
@@ -177,10 +200,10 @@ export class LoginThrottle {
   }
 
   private keysOf(attempt: LoginAttempt): AttemptKeys {
-    const source = this.digest('source', attempt.source)
+    const source = this.digest('source', throttleSourceOf(attempt.source))
     const subject =
       attempt.username !== undefined ? this.digest('username', attempt.username)
-      : attempt.fingerprint !== undefined ? this.digest('fingerprint', attempt.fingerprint)
+      : attempt.subject !== undefined ? this.digest('subject', attempt.subject)
       : undefined
     return { source, subject, pair: subject === undefined ? undefined : this.digest('pair', subject, source) }
   }

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'bun:test'
 import { AdaptiveWindow, AUTH_WINDOW_DEFAULTS, type AuthWindowSettings } from '../../../src/flows/authenticate/auth-rate-window.ts'
 import { LOGIN_THROTTLE_DEFAULTS } from '../../../src/flows/authenticate/auth-throttle.ts'
 import { createAuthGate, loginAttemptOf, type LoginOutcome } from '../../../src/flows/authenticate/auth-gate.ts'
+import { SignJWT } from 'jose'
 import { ApiError } from '../../../src/errors/api-error.ts'
 import { BoundedMap } from '../../../src/lib/bounded-map.ts'
 import { codeOfAsync } from '../../support/api-error-code.ts'
@@ -128,14 +129,24 @@ describe('loginAttemptOf', () => {
   })
   const peer = (certChainDer: Uint8Array[] = []) => ({ remoteAddress: '10.1.2.3', certChainDer })
 
-  it('case=a password login is its username and password; a certificate login its leaf\'s SHA-1 fingerprint; ext-jwt its token', () => {
+  it('case=a password login is its username and password; a certificate login its leaf\'s SHA-1 fingerprint', () => {
     expect(loginAttemptOf('updb', input({ username: 'u', password: 'p' }), peer())).toEqual({ source: '10.1.2.3', username: 'u', credential: 'p' })
     const leaf = new Uint8Array([1, 2, 3])
     expect(loginAttemptOf('cert', input({}), peer([leaf, new Uint8Array([9])]))).toEqual({
       source: '10.1.2.3',
-      fingerprint: new Bun.CryptoHasher('sha1').update(leaf).digest('hex'),
+      subject: `cert ${new Bun.CryptoHasher('sha1').update(leaf).digest('hex')}`,
     })
-    expect(loginAttemptOf('cert', input({}), peer())).toEqual({ source: '10.1.2.3', fingerprint: undefined })
-    expect(loginAttemptOf('extJwt', input({ authorization: 'Bearer t' }), peer())).toEqual({ source: '10.1.2.3', credential: 'Bearer t' })
+    expect(loginAttemptOf('cert', input({}), peer())).toEqual({ source: '10.1.2.3', subject: undefined })
+  })
+
+  it('case=an ext-jwt login is the issuer and subject its first token claims (unverified) and its Authorization header', async () => {
+    const key = new TextEncoder().encode('k'.repeat(32))
+    const token = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setIssuer('https://idp').setSubject('alice').sign(key)
+    const noSub = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setIssuer('https://idp').sign(key)
+    const authorization = `Bearer ${token}, Bearer ${noSub}`
+    expect(loginAttemptOf('extJwt', input({ authorization }), peer())).toEqual({ source: '10.1.2.3', subject: 'jwt ["https://idp","alice"]', credential: authorization })
+    expect(loginAttemptOf('extJwt', input({ authorization: `Bearer ${noSub}` }), peer()).subject).toBeUndefined()
+    expect(loginAttemptOf('extJwt', input({ authorization: 'Bearer not-a-jwt' }), peer())).toEqual({ source: '10.1.2.3', subject: undefined, credential: 'Bearer not-a-jwt' })
+    expect(loginAttemptOf('extJwt', input({}), peer())).toEqual({ source: '10.1.2.3', subject: undefined, credential: undefined })
   })
 })

@@ -2,7 +2,13 @@
 // fingerprint) with exponential delay, per address only beyond a limit of distinct failing subjects, known
 // (subject, address) pairs exempt, repeats of one failing credential counted once, keyed hashes only, bounded memory.
 import { describe, expect, it } from 'bun:test'
-import { LOGIN_THROTTLE_DEFAULTS, LoginThrottle, type LoginAttempt, type LoginThrottleSettings } from '../../../src/flows/authenticate/auth-throttle.ts'
+import {
+  LOGIN_THROTTLE_DEFAULTS,
+  LoginThrottle,
+  throttleSourceOf,
+  type LoginAttempt,
+  type LoginThrottleSettings,
+} from '../../../src/flows/authenticate/auth-throttle.ts'
 
 const clockAt = (start = 0) => {
   const c = { t: start, now: () => c.t }
@@ -13,7 +19,7 @@ const make = (over: Partial<LoginThrottleSettings> = {}) => {
   return { c, t: new LoginThrottle({ ...LOGIN_THROTTLE_DEFAULTS, ...over }, c.now) }
 }
 const pw = (source: string, username: string, password: string): LoginAttempt => ({ source, username, credential: password })
-const cert = (source: string, fingerprint: string): LoginAttempt => ({ source, fingerprint })
+const cert = (source: string, fingerprint: string): LoginAttempt => ({ source, subject: `cert ${fingerprint}` })
 
 describe('LoginThrottle: per subject', () => {
   it('case=delays double after the free failures, up to the cap', () => {
@@ -193,13 +199,49 @@ describe('LoginThrottle: certificates', () => {
     expect(t.waitMs(cert('10.4.2.1', fp))).toBe(1000)
     expect(t.waitMs(cert('10.4.0.1', fp))).toBe(0)
     expect(t.waitMs(cert('10.4.1.0', 'cd'.repeat(20)))).toBe(0)
-    // a username that spells the fingerprint is another subject
-    expect(t.waitMs(pw('10.4.2.1', fp, 'x'))).toBe(0)
+    // a username that spells the subject is another subject
+    expect(t.waitMs(pw('10.4.2.1', `cert ${fp}`, 'x'))).toBe(0)
     // one deleted certificate retried from an address counts once; distinct certificates count as distinct usernames
     for (let i = 0; i < 20; i++) t.failed(cert('10.4.3.1', 'ee'.repeat(20)))
     expect(t.waitMs(cert('10.4.3.1', 'ff'.repeat(20)))).toBe(0)
     for (let i = 0; i < 3; i++) t.failed(cert('10.4.3.1', `${i}`.repeat(40)))
     expect(t.waitMs(cert('10.4.3.1', 'ff'.repeat(20)))).toBe(1000)
+  })
+})
+
+describe('LoginThrottle: ext-jwt', () => {
+  it('case=a token\'s claimed issuer and subject are its username: fresh tokens of one user count at its address once', () => {
+    const { t } = make({ distinctUsernames: 2 })
+    const jwt = (source: string, sub: string, token: string): LoginAttempt => ({ source, subject: `jwt ["https://idp",${JSON.stringify(sub)}]`, credential: `Bearer ${token}` })
+    t.succeeded(jwt('10.6.0.1', 'known-user', 't0'))
+    // a misconfigured client fetching a fresh token for every retry: its subject waits, the address does not
+    for (let i = 0; i < 30; i++) t.failed(jwt('10.6.0.1', 'retrying-user', `fresh-${i}`))
+    expect(t.waitMs(jwt('10.6.0.1', 'retrying-user', 'next'))).toBe(60_000)
+    expect(t.waitMs(jwt('10.6.0.1', 'newcomer', 'first'))).toBe(0)
+    // three users' tokens failing is a spray at that address; the known user goes on
+    for (const sub of ['x', 'y']) t.failed(jwt('10.6.0.1', sub, `t-${sub}`))
+    expect(t.waitMs(jwt('10.6.0.1', 'newcomer', 'first'))).toBe(1000)
+    expect(t.waitMs(jwt('10.6.0.1', 'known-user', 't1'))).toBe(0)
+  })
+})
+
+describe('throttleSourceOf', () => {
+  it('case=IPv4 as it is, also mapped into IPv6; IPv6 by its /64, in any notation', () => {
+    expect(throttleSourceOf('10.1.2.3')).toBe('10.1.2.3')
+    expect(throttleSourceOf('::ffff:10.1.2.3')).toBe('10.1.2.3')
+    expect(throttleSourceOf('2001:db8:1:2:aaaa:bbbb:cccc:dddd')).toBe('2001:db8:1:2::/64')
+    expect(throttleSourceOf('2001:DB8:1:2::1')).toBe('2001:db8:1:2::/64')
+    expect(throttleSourceOf('2001:0db8:0001:0002:0:0:0:9%eth0')).toBe('2001:db8:1:2::/64')
+    expect(throttleSourceOf('2001:db8::1')).toBe('2001:db8:0:0::/64')
+    expect(throttleSourceOf('::1')).toBe('0:0:0:0::/64')
+    expect(throttleSourceOf('a::b:c:d:e:1.2.3.4')).toBe('a:0:b:c::/64')
+  })
+
+  it('case=a sprayer rotating through its /64 is one address', () => {
+    const { t } = make({ distinctUsernames: 3 })
+    for (let i = 0; i < 4; i++) t.failed(pw(`2001:db8:0:7::${i + 1}`, `u${i}`, 'x'))
+    expect(t.waitMs(pw('2001:db8:0:7:ffff::1', 'new', 'x'))).toBe(1000)
+    expect(t.waitMs(pw('2001:db8:0:8::1', 'new', 'x'))).toBe(0)
   })
 })
 
@@ -209,9 +251,12 @@ describe('LoginThrottle: memory', () => {
     t.succeeded(pw('10.200.0.1', 'clear-user-name', 'clear-pass-word'))
     t.failed(pw('10.200.0.1', 'clear-user-name', 'clear-pass-word'))
     t.failed(cert('10.200.0.1', 'fingerprint-in-clear'))
+    t.failed({ source: '10.200.0.1', subject: 'jwt-subject-in-clear', credential: 'Bearer token-in-clear' })
     const dump = Bun.inspect(t, { depth: 10 })
-    for (const secret of ['clear-user-name', 'clear-pass-word', '10.200.0.1', 'fingerprint-in-clear']) expect(dump).not.toContain(secret)
-    expect(t.sizes()).toEqual({ subjects: 2, sources: 1, sourceSubjects: 2, knownPairs: 1, repeats: 2 })
+    for (const secret of ['clear-user-name', 'clear-pass-word', '10.200.0.1', 'fingerprint-in-clear', 'jwt-subject-in-clear', 'token-in-clear']) {
+      expect(dump).not.toContain(secret)
+    }
+    expect(t.sizes()).toEqual({ subjects: 3, sources: 1, sourceSubjects: 3, knownPairs: 1, repeats: 3 })
   })
 
   it('case=stays bounded: maxEntries per map, distinctUsernames + 1 subjects per address, least recent dropped', () => {
