@@ -64,6 +64,15 @@ describe('failed-login throttle: guessers slow down, nobody else', () => {
     expectStatus(await login('127.0.4.10', 'bystander-4', 'bystander-pass-4'), 200)
   })
 
+  it('case=guesses sent in parallel gain nothing: at most the free failures and one more are checked', async () => {
+    await createPasswordUser(t, 'parallel-4', 'parallel-pass-4')
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => login(`127.0.5.${i}`, 'parallel-4', `guess-${i}`)))
+    const failed = answers.filter((r) => r.status === 401)
+    for (const r of answers) expect([401, 429]).toContain(r.status)
+    expect(failed.length).toBeLessThanOrEqual(6)
+    expect(failed.length).toBeGreaterThan(0)
+  })
+
   it('case=one address trying more than 20 distinct usernames in 15 minutes is delayed, only for pairs that never succeeded', async () => {
     await createPasswordUser(t, 'regular-5', 'regular-pass-5')
     await createPasswordUser(t, 'newbie-5', 'newbie-pass-5')

@@ -79,28 +79,33 @@ export function createAuthGate(deps: AuthGateDeps): AuthGate {
   return {
     window,
     async run(method, attempt, fn) {
-      const waitMs = throttle.waitMs(attempt)
-      if (waitMs > 0) {
+      const admitted = throttle.enter(attempt)
+      if (typeof admitted === 'number') {
         tell(method, 'throttled')
-        throw new ApiError('SERVER_TOO_MANY_REQUESTS', { headers: { 'retry-after': String(Math.ceil(waitMs / 1000)) } })
-      }
-      const entry = window.tryEnter(() => attempt.username !== undefined && deps.isAdminUsername(attempt.username))
-      if (!entry) {
-        tell(method, 'throttled')
-        throw new ApiError('SERVER_TOO_MANY_REQUESTS')
+        throw new ApiError('SERVER_TOO_MANY_REQUESTS', { headers: { 'retry-after': String(Math.ceil(admitted / 1000)) } })
       }
       try {
-        const out = await fn()
-        entry.leave({ failed: false })
-        throttle.succeeded(attempt)
-        tell(method, 'success')
-        return out
-      } catch (e) {
-        const status = statusOf(e)
-        entry.leave({ failed: status >= 500 })
-        if (status === 401) throttle.failed(attempt)
-        tell(method, status === 401 ? 'failure' : status >= 500 ? 'error' : 'invalid')
-        throw e
+        const entry = window.tryEnter(() => attempt.username !== undefined && deps.isAdminUsername(attempt.username))
+        if (!entry) {
+          tell(method, 'throttled')
+          throw new ApiError('SERVER_TOO_MANY_REQUESTS')
+        }
+        try {
+          const out = await fn()
+          entry.leave({ failed: false })
+          admitted.succeeded()
+          tell(method, 'success')
+          return out
+        } catch (e) {
+          const status = statusOf(e)
+          entry.leave({ failed: status >= 500 })
+          if (status === 401) admitted.failed()
+          tell(method, status === 401 ? 'failure' : status >= 500 ? 'error' : 'invalid')
+          throw e
+        }
+      } finally {
+        // whatever happened above, the attempt is no longer in flight (a no-op once settled)
+        admitted.ended()
       }
     },
   }

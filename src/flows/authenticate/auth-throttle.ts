@@ -27,6 +27,10 @@
  *   repeats go on (within `forgetAfterMs` of the previous one): a stale SDK retrying an old password or a deleted
  *   certificate every second counts once and never slows anybody.
  * - A delayed attempt is answered 429 before any credential is checked (auth-gate.ts) and is not itself counted.
+ * - Attempts in flight (admitted, their credentials still being checked) count as failures-to-be: a subject admits
+ *   no attempt that the failure of those in flight would make wait, and an address over its limit admits one unknown
+ *   pair's attempt at a time. So parallel guesses gain nothing over sequential ones; up to `freeFailures + 1` first
+ *   logins of one username at once still pass.
  * - A success clears nothing but its own pair's failures: a guesser holding an account of their own cannot reset a
  *   subject's count or an address's.
  * - Nothing is kept in clear: addresses, subjects and credentials are kept as HMAC-SHA-256 (128 bits) under a key
@@ -120,6 +124,21 @@ interface KnownPair {
   failures: number
 }
 
+/** An admitted login attempt; settle it exactly once when its method has answered (later calls do nothing). */
+export interface LoginTicket {
+  /** Wrong credentials (401): counted as `LoginThrottle.failed`. */
+  failed(): void
+  succeeded(): void
+  /** Neither (a refused request, a server error, a full auth window): nothing is counted. */
+  ended(): void
+}
+
+function bump(map: Map<string, number>, key: string, by: number): void {
+  const n = (map.get(key) ?? 0) + by
+  if (n > 0) map.set(key, n)
+  else map.delete(key)
+}
+
 /** The hashed keys of one attempt. */
 interface AttemptKeys {
   source: string
@@ -134,6 +153,9 @@ export class LoginThrottle {
   private readonly knownPairs: BoundedMap<string, KnownPair>
   /** (address, subject, credential) → time of its last failure. */
   private readonly repeats: BoundedMap<string, number>
+  /** Admitted attempts not yet settled, per subject and per address (unknown pairs only); bounded by the auth window. */
+  private readonly subjectsInFlight = new Map<string, number>()
+  private readonly sourcesInFlight = new Map<string, number>()
 
   constructor(
     private readonly settings: LoginThrottleSettings,
@@ -148,11 +170,57 @@ export class LoginThrottle {
   /** How long `attempt` must still wait, in ms; 0 = it may go ahead. */
   waitMs(attempt: LoginAttempt): number {
     if (!this.settings.enabled) return 0
-    const at = this.now()
+    return this.waitOf(this.keysOf(attempt), this.now())
+  }
+
+  /**
+   * Admits `attempt` while its method runs, or answers how long it must wait (ms > 0). An admitted attempt is in
+   * flight until its ticket is settled, and is counted as a failure-to-be meanwhile (see the rules above).
+   */
+  enter(attempt: LoginAttempt): number | LoginTicket {
+    if (!this.settings.enabled) return { failed: () => {}, succeeded: () => {}, ended: () => {} }
     const keys = this.keysOf(attempt)
+    const at = this.now()
+    const wait = this.waitOf(keys, at)
+    if (wait > 0) return wait
+    const { subject } = keys
+    const source = this.isKnown(keys, at) ? undefined : keys.source
+    if (subject !== undefined) bump(this.subjectsInFlight, subject, 1)
+    if (source !== undefined) bump(this.sourcesInFlight, source, 1)
+    let settled = false
+    const settle = (then: () => void) => {
+      if (settled) return
+      settled = true
+      if (subject !== undefined) bump(this.subjectsInFlight, subject, -1)
+      if (source !== undefined) bump(this.sourcesInFlight, source, -1)
+      then()
+    }
+    return {
+      failed: () => settle(() => this.failed(attempt)),
+      succeeded: () => settle(() => this.succeeded(attempt)),
+      ended: () => settle(() => {}),
+    }
+  }
+
+  private waitOf(keys: AttemptKeys, at: number): number {
     if (this.isKnown(keys, at)) return 0
-    const subjectWait = keys.subject === undefined ? 0 : this.subjectWait(keys.subject, at)
-    return Math.max(subjectWait, this.sourceWait(keys.source, at))
+    let wait = 0
+    if (keys.subject !== undefined) {
+      const f = this.liveSubject(keys.subject, at)
+      const count = f?.count ?? 0
+      if (f) wait = Math.max(0, f.lastAt + this.delayAfter(count) - at)
+      // the attempts in flight, were they all to fail now, must not make this one wait
+      const inFlight = this.subjectsInFlight.get(keys.subject) ?? 0
+      if (inFlight > 0) wait = Math.max(wait, this.delayAfter(count + inFlight))
+    }
+    const s = this.liveSource(keys.source, at)
+    if (s && s.subjects.size > this.settings.distinctUsernames) {
+      wait = Math.max(wait, s.lastAt + this.backoff(s.overCount) - at)
+      // over the limit, one unknown pair's attempt at a time
+      const inFlight = this.sourcesInFlight.get(keys.source) ?? 0
+      if (inFlight > 0) wait = Math.max(wait, this.backoff(s.overCount + inFlight))
+    }
+    return wait
   }
 
   /** Counts a failed login (wrong credentials), unless it repeats one already counted. */
@@ -239,11 +307,6 @@ export class LoginThrottle {
     return f
   }
 
-  private subjectWait(key: string, at: number): number {
-    const f = this.liveSubject(key, at)
-    return f ? Math.max(0, f.lastAt + this.delayAfter(f.count) - at) : 0
-  }
-
   /** The address's record with the subjects older than the window dropped; undefined when none is left. */
   private liveSource(key: string, at: number): SourceFailures | undefined {
     const s = this.bySource.get(key)
@@ -257,12 +320,6 @@ export class LoginThrottle {
       return undefined
     }
     return s
-  }
-
-  private sourceWait(key: string, at: number): number {
-    const s = this.liveSource(key, at)
-    if (!s || s.subjects.size <= this.settings.distinctUsernames) return 0
-    return Math.max(0, s.lastAt + this.backoff(s.overCount) - at)
   }
 
   private countAtSource(key: string, subject: string, at: number): void {

@@ -102,6 +102,26 @@ describe('createAuthGate', () => {
     expect(outcomes).toEqual(['password:failure', 'password:failure', 'password:throttled', 'password:invalid', 'password:invalid', 'cert:success'])
   })
 
+  it('case=parallel guesses at one username: the one that would have to wait is refused while the others run', async () => {
+    const outcomes: string[] = []
+    const g = gate(outcomes)
+    const held: (() => void)[] = []
+    // freeFailures 1: two attempts may run at once, a third would wait if both failed
+    const running = [0, 1].map((i) =>
+      g.run('password', { source: `10.5.0.${i}`, username: 'eve', credential: `g${i}` }, () => new Promise<never>((_, reject) => held.push(() => reject(new ApiError('INVALID_AUTH'))))),
+    )
+    const third = await g.run('password', { source: '10.5.0.9', username: 'eve', credential: 'g9' }, () => Promise.resolve('never')).catch((e: ApiError) => e)
+    expect((third as ApiError).headers).toEqual({ 'retry-after': '1' })
+    for (const release of held) release()
+    for (const r of running) expect(await codeOfAsync(r)).toBe('401 INVALID_AUTH')
+    // a refused window settles the throttle's ticket too: nothing stays in flight
+    const full = Array.from({ length: 5 }, () => g.window.tryEnter(() => false)!)
+    expect(await codeOfAsync(g.run('password', { source: '10.5.1.1', username: 'frank', credential: 'p' }, () => Promise.resolve('never')))).toBe('429 SERVER_TOO_MANY_REQUESTS')
+    for (const h of full) h.leave({ failed: false })
+    expect(await g.run('password', { source: '10.5.1.2', username: 'frank', credential: 'p' }, () => Promise.resolve('in'))).toBe('in')
+    expect(outcomes).toEqual(['password:throttled', 'password:failure', 'password:failure', 'password:throttled', 'password:success'])
+  })
+
   it('case=a full window answers 429 without Retry-After; a server error shrinks it; an admin passes once', async () => {
     const outcomes: string[] = []
     const g = gate(outcomes)

@@ -8,6 +8,7 @@ import {
   throttleSourceOf,
   type LoginAttempt,
   type LoginThrottleSettings,
+  type LoginTicket,
 } from '../../../src/flows/authenticate/auth-throttle.ts'
 
 const clockAt = (start = 0) => {
@@ -242,6 +243,67 @@ describe('throttleSourceOf', () => {
     for (let i = 0; i < 4; i++) t.failed(pw(`2001:db8:0:7::${i + 1}`, `u${i}`, 'x'))
     expect(t.waitMs(pw('2001:db8:0:7:ffff::1', 'new', 'x'))).toBe(1000)
     expect(t.waitMs(pw('2001:db8:0:8::1', 'new', 'x'))).toBe(0)
+  })
+})
+
+describe('LoginThrottle: attempts in flight', () => {
+  const admitted = (r: number | LoginTicket): LoginTicket => {
+    if (typeof r === 'number') throw new Error(`refused for ${r} ms`)
+    return r
+  }
+
+  it('case=parallel guesses at one username gain nothing over sequential ones', () => {
+    const { t } = make()
+    // six at once: the five free failures plus one
+    const tickets = Array.from({ length: 6 }, (_, i) => admitted(t.enter(pw(`10.7.0.${i}`, 'victim', `guess-${i}`))))
+    // a seventh would have to wait if those six failed: it is refused now
+    expect(t.enter(pw('10.7.0.9', 'victim', 'guess-9'))).toBe(1000)
+    for (const ticket of tickets) ticket.failed()
+    expect(t.enter(pw('10.7.0.9', 'victim', 'guess-9'))).toBe(1000)
+  })
+
+  it('case=attempts that end without failing leave nothing behind', () => {
+    const { t } = make()
+    const tickets = Array.from({ length: 6 }, (_, i) => admitted(t.enter(pw(`10.7.1.${i}`, 'parallel-user', 'right'))))
+    expect(t.enter(pw('10.7.1.9', 'parallel-user', 'right'))).toBe(1000)
+    tickets[0]!.succeeded()
+    for (const ticket of tickets.slice(1)) ticket.ended()
+    admitted(t.enter(pw('10.7.1.9', 'parallel-user', 'right')))
+    // the first one's address is known now: admitted whatever is in flight
+    admitted(t.enter(pw('10.7.1.0', 'parallel-user', 'right')))
+  })
+
+  it('case=a ticket settles once', () => {
+    const { t } = make({ freeFailures: 1 })
+    const a = admitted(t.enter(pw('10.7.2.1', 'once', 'p1')))
+    admitted(t.enter(pw('10.7.2.2', 'once', 'p2')))
+    a.ended()
+    a.ended()
+    a.failed()
+    // one attempt still in flight: a second may join it, a third may not
+    admitted(t.enter(pw('10.7.2.3', 'once', 'p3')))
+    expect(t.enter(pw('10.7.2.4', 'once', 'p4'))).toBe(1000)
+    expect(t.waitMs(pw('10.7.2.4', 'once', 'p4'))).toBe(1000)
+  })
+
+  it('case=an address over its limit admits one unknown pair at a time; a classroom of first logins at once passes', () => {
+    const { c, t } = make({ distinctUsernames: 2 })
+    // thirty first logins at once from an address with no failures
+    const classroom = Array.from({ length: 30 }, (_, i) => admitted(t.enter(pw('10.7.3.1', `pupil-${i}`, 'p'))))
+    for (const ticket of classroom) ticket.succeeded()
+    for (let i = 0; i < 3; i++) t.failed(pw('10.7.3.1', `spray-${i}`, 'x'))
+    c.t += 1000
+    const first = admitted(t.enter(pw('10.7.3.1', 'spray-3', 'x')))
+    expect(t.enter(pw('10.7.3.1', 'spray-4', 'x'))).toBe(2000)
+    // a known pair is not held back
+    admitted(t.enter(pw('10.7.3.1', 'pupil-0', 'p'))).succeeded()
+    first.ended()
+    admitted(t.enter(pw('10.7.3.1', 'spray-4', 'x')))
+  })
+
+  it('case=disabled, every attempt is admitted', () => {
+    const { t } = make({ enabled: false })
+    for (let i = 0; i < 20; i++) admitted(t.enter(pw('s', 'u', `p${i}`)))
   })
 })
 
