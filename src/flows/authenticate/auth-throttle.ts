@@ -18,10 +18,10 @@
  *   logged in before, does not.
  * - Per address. An address counts the distinct subjects that failed from it within `distinctWindowMs` (15 min); a
  *   subject-less attempt (a certificate login without a certificate, a token claiming no issuer and subject) counts
- *   as the subject "its credential". While more than `distinctUsernames` (20) have, the
- *   address is spraying guesses: each counted failure beyond the limit doubles the wait of the address's unknown pairs
- *   (1 s, 2 s, … at most `maxDelayMs`, from its last failure). Its known pairs are not delayed, and failures alone
- *   never delay an address: ten mistyped usernames behind one NAT leave a newcomer's first login alone.
+ *   as the subject "its credential". While more than `distinctUsernames` (20) have, the address is spraying guesses:
+ *   each counted failure beyond the limit doubles the wait of the address's unknown pairs (1 s, 2 s, … at most
+ *   `maxDelayMs`, from its last failure). Its known pairs are not delayed, and failures alone never delay an address:
+ *   ten mistyped usernames behind one NAT leave a newcomer's first login alone.
  * - Repeats. A failure that repeats one already counted from the same address, for the same subject, with the same
  *   credential (the password, the ext-jwt token; a certificate is its own credential) is not counted again while the
  *   repeats go on (within `forgetAfterMs` of the previous one): a stale SDK retrying an old password or a deleted
@@ -37,7 +37,8 @@
  *   drawn at random when the throttle is made (per process), so memory holds no password and each entry has a fixed
  *   size whatever a client sends.
  * - Memory is bounded: at most `maxEntries` subjects, addresses, known pairs and repeats each, the least recently
- *   used dropped first; an address keeps at most `distinctUsernames + 1` subjects.
+ *   written dropped first; an address keeps at most `distinctUsernames + 1` subjects; the attempts in flight are
+ *   bounded by the auth window.
  */
 import { createHmac, randomBytes } from 'node:crypto'
 import { BoundedMap } from '../../lib/bounded-map.ts'
