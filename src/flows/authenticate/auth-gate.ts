@@ -38,7 +38,8 @@ export interface AuthGate {
  * What the throttle needs to know of a login before its method runs, cheaply (no signature, chain or password is
  * checked here): the peer's address; the username and password of a password login; the leaf's SHA-1 fingerprint of
  * a certificate login (the certificate is its own credential); for an ext-jwt login the issuer and subject its first
- * bearer token claims (read, not verified: a claim, like a username) and the Authorization header as its credential.
+ * bearer token claims (read, not verified: a claim, like a username), or, when it claims none, the Authorization
+ * header as its credential.
  */
 export function loginAttemptOf(kind: PrimaryMethodKind, input: AuthInput, peer: AuthPeer): LoginAttempt {
   const source = peer.remoteAddress
@@ -50,8 +51,11 @@ export function loginAttemptOf(kind: PrimaryMethodKind, input: AuthInput, peer: 
       return { source, subject: leaf ? `cert ${createHash('sha1').update(leaf).digest('hex')}` : undefined }
     }
     case 'extJwt': {
+      // a signed token cannot be guessed: like a certificate, the subject it claims is its credential, so a client
+      // retrying with a fresh token each time counts once per address; a token claiming none counts by itself
       const authorization = input.header('authorization')
-      return { source, subject: claimedJwtSubject(bearerTokens(authorization)[0]), credential: authorization ?? undefined }
+      const subject = claimedJwtSubject(bearerTokens(authorization)[0])
+      return subject !== undefined ? { source, subject } : { source, credential: authorization ?? undefined }
     }
   }
 }

@@ -23,7 +23,8 @@
  *   `maxDelayMs`, from its last failure). Its known pairs are not delayed, and failures alone never delay an address:
  *   ten mistyped usernames behind one NAT leave a newcomer's first login alone.
  * - Repeats. A failure that repeats one already counted from the same address, for the same subject, with the same
- *   credential (the password, the ext-jwt token; a certificate is its own credential) is not counted again while the
+ *   credential (the password; a certificate, and an ext-jwt token's claimed subject, are their own credential, as
+ *   neither a key nor a signature can be guessed) is not counted again while the
  *   repeats go on (within `forgetAfterMs` of the previous one): a stale SDK retrying an old password or a deleted
  *   certificate every second counts once and never slows anybody.
  * - A delayed attempt is answered 429 before any credential is checked (auth-gate.ts) and is not itself counted.
@@ -80,7 +81,7 @@ export interface LoginAttempt {
   username?: string
   /** The subject of a login without a username: `cert <SHA-1 fingerprint>`, `jwt [<issuer>,<subject>]`. */
   subject?: string
-  /** The secret presented (a password, an ext-jwt Authorization header); only its keyed hash is kept. */
+  /** The secret presented (a password; the Authorization header of an ext-jwt login without a subject); kept hashed only. */
   credential?: string
 }
 

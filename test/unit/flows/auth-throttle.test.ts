@@ -177,17 +177,6 @@ describe('LoginThrottle: repeats', () => {
     t.failed(pw('s', 'frank', 'q'))
     expect(t.waitMs(pw('other', 'frank', 'x'))).toBe(1000)
   })
-
-  it('case=ext-jwt: a subject-less attempt counts at its address by its token; one token retried counts once', () => {
-    const { t } = make({ distinctUsernames: 2 })
-    for (let i = 0; i < 50; i++) t.failed({ source: 'j', credential: 'Bearer expired' })
-    expect(t.waitMs({ source: 'j', credential: 'Bearer other' })).toBe(0)
-    for (let i = 0; i < 2; i++) t.failed({ source: 'j', credential: `Bearer forged-${i}` })
-    expect(t.waitMs({ source: 'j', credential: 'Bearer other' })).toBe(1000)
-    // a successful subject-less login leaves nothing known
-    t.succeeded({ source: 'j', credential: 'Bearer good' })
-    expect(t.waitMs({ source: 'j', credential: 'Bearer good' })).toBe(1000)
-  })
 })
 
 describe('LoginThrottle: certificates', () => {
@@ -211,18 +200,32 @@ describe('LoginThrottle: certificates', () => {
 })
 
 describe('LoginThrottle: ext-jwt', () => {
-  it('case=a token\'s claimed issuer and subject are its username: fresh tokens of one user count at its address once', () => {
+  // as loginAttemptOf builds them: the claimed issuer and subject, no credential (a signature cannot be guessed)
+  const jwt = (source: string, sub: string): LoginAttempt => ({ source, subject: `jwt ["https://idp",${JSON.stringify(sub)}]` })
+
+  it('case=a client retrying with a fresh token each time counts once per address; from many addresses its subject waits', () => {
     const { t } = make({ distinctUsernames: 2 })
-    const jwt = (source: string, sub: string, token: string): LoginAttempt => ({ source, subject: `jwt ["https://idp",${JSON.stringify(sub)}]`, credential: `Bearer ${token}` })
-    t.succeeded(jwt('10.6.0.1', 'known-user', 't0'))
-    // a misconfigured client fetching a fresh token for every retry: its subject waits, the address does not
-    for (let i = 0; i < 30; i++) t.failed(jwt('10.6.0.1', 'retrying-user', `fresh-${i}`))
-    expect(t.waitMs(jwt('10.6.0.1', 'retrying-user', 'next'))).toBe(60_000)
-    expect(t.waitMs(jwt('10.6.0.1', 'newcomer', 'first'))).toBe(0)
-    // three users' tokens failing is a spray at that address; the known user goes on
-    for (const sub of ['x', 'y']) t.failed(jwt('10.6.0.1', sub, `t-${sub}`))
-    expect(t.waitMs(jwt('10.6.0.1', 'newcomer', 'first'))).toBe(1000)
-    expect(t.waitMs(jwt('10.6.0.1', 'known-user', 't1'))).toBe(0)
+    t.succeeded(jwt('10.6.0.1', 'known-user'))
+    for (let i = 0; i < 30; i++) t.failed(jwt('10.6.0.1', 'retrying-user'))
+    expect(t.waitMs(jwt('10.6.0.9', 'retrying-user'))).toBe(0)
+    expect(t.waitMs(jwt('10.6.0.1', 'newcomer'))).toBe(0)
+    for (let i = 0; i < 6; i++) t.failed(jwt(`10.6.1.${i}`, 'retrying-user'))
+    expect(t.waitMs(jwt('10.6.0.9', 'retrying-user'))).toBe(2000)
+    // three subjects failing is a spray at that address; the known user goes on
+    for (const sub of ['x', 'y']) t.failed(jwt('10.6.0.1', sub))
+    expect(t.waitMs(jwt('10.6.0.1', 'newcomer'))).toBe(1000)
+    expect(t.waitMs(jwt('10.6.0.1', 'known-user'))).toBe(0)
+  })
+
+  it('case=tokens that claim no subject count at their address by themselves; one token retried counts once', () => {
+    const { t } = make({ distinctUsernames: 2 })
+    for (let i = 0; i < 50; i++) t.failed({ source: 'j', credential: 'Bearer expired' })
+    expect(t.waitMs({ source: 'j', credential: 'Bearer other' })).toBe(0)
+    for (let i = 0; i < 2; i++) t.failed({ source: 'j', credential: `Bearer forged-${i}` })
+    expect(t.waitMs({ source: 'j', credential: 'Bearer other' })).toBe(1000)
+    // a successful subject-less login leaves nothing known
+    t.succeeded({ source: 'j', credential: 'Bearer good' })
+    expect(t.waitMs({ source: 'j', credential: 'Bearer good' })).toBe(1000)
   })
 })
 
