@@ -40,7 +40,8 @@ Flags of 'run' (flag, then environment variable, then config file key, then defa
                                                            default: /metrics on the listener, admins only
   --renew-server-cert     issue a new server certificate from the intermediate CA before starting (same CA and key)
 Config file only: authRateLimiter {enabled, minSize 5, maxSize 250}, commandRateLimiter {enabled, queueSize 100},
-  loginThrottle {enabled, freeFailures 5, baseDelay 1s, maxDelay 1m, forgetAfter 15m} (see the README).
+  loginThrottle {enabled, freeFailures 5, baseDelay 1s, maxDelay 1m, forgetAfter 15m, knownSource 720h,
+  distinctUsernames 20, distinctWindow 15m} (see the README).
   --snapshot-dir DIR      where database snapshots go      key: snapshotDir    EDGEPLANE_SNAPSHOT_DIR     default: the data directory
 The admin settings are used only when the data directory is new.
 

@@ -43,7 +43,7 @@ export const ConfigFileSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
-    /** Throttling of failed logins per source address and per username. */
+    /** The failed-login throttle: per username (or certificate), per address's distinct usernames, known pairs exempt. */
     loginThrottle: Type.Optional(
       Type.Object(
         {
@@ -52,6 +52,9 @@ export const ConfigFileSchema = Type.Object(
           baseDelay: Type.Optional(Type.String({ minLength: 1 })),
           maxDelay: Type.Optional(Type.String({ minLength: 1 })),
           forgetAfter: Type.Optional(Type.String({ minLength: 1 })),
+          knownSource: Type.Optional(Type.String({ minLength: 1 })),
+          distinctUsernames: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+          distinctWindow: Type.Optional(Type.String({ minLength: 1 })),
         },
         { additionalProperties: false },
       ),
@@ -86,7 +89,16 @@ export interface Config {
   /** The write queue (unset members: 100, enabled). */
   commandRateLimiter: { enabled?: boolean; queueSize?: number }
   /** The failed-login throttle, durations in ms (unset members: the defaults). */
-  loginThrottle: { enabled?: boolean; freeFailures?: number; baseDelayMs?: number; maxDelayMs?: number; forgetAfterMs?: number }
+  loginThrottle: {
+    enabled?: boolean
+    freeFailures?: number
+    baseDelayMs?: number
+    maxDelayMs?: number
+    forgetAfterMs?: number
+    knownSourceMs?: number
+    distinctUsernames?: number
+    distinctWindowMs?: number
+  }
   /** Where database snapshots go (`POST /database/snapshot`, the integrity fix); unset = the data directory. */
   snapshotDir?: string
 }
@@ -218,7 +230,7 @@ export function resolveConfig(flags: ConfigFlags, env: Record<string, string | u
     throw new ConfigError(`authRateLimiter.minSize ${window.minSize} is larger than maxSize ${window.maxSize}`)
   }
   const throttle = file.loginThrottle ?? {}
-  const throttleMs = (key: 'baseDelay' | 'maxDelay' | 'forgetAfter') => {
+  const throttleMs = (key: 'baseDelay' | 'maxDelay' | 'forgetAfter' | 'knownSource' | 'distinctWindow') => {
     const text = throttle[key]
     return text === undefined ? undefined : durationSetting(`loginThrottle.${key}`, text, 0, 0)
   }
@@ -245,6 +257,9 @@ export function resolveConfig(flags: ConfigFlags, env: Record<string, string | u
       baseDelayMs: throttleMs('baseDelay'),
       maxDelayMs: throttleMs('maxDelay'),
       forgetAfterMs: throttleMs('forgetAfter'),
+      knownSourceMs: throttleMs('knownSource'),
+      distinctUsernames: throttle.distinctUsernames,
+      distinctWindowMs: throttleMs('distinctWindow'),
     },
     snapshotDir: snapshotDir ? resolve(snapshotDir) : undefined,
   }

@@ -19,6 +19,9 @@ export class BoundedMap<K, V> {
     this.map.set(key, value)
     if (this.map.size > this.maxEntries) this.map.delete(this.map.keys().next().value as K)
   }
+  values(): IterableIterator<V> {
+    return this.map.values()
+  }
   delete(key: K): void {
     this.map.delete(key)
   }

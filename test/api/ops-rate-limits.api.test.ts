@@ -1,11 +1,13 @@
-// Rate limits over HTTPS (issue 12, part G): the failed-login throttle per source address and per username (429
-// SERVER_TOO_MANY_REQUESTS with Retry-After, on the fake clock), the adaptive authentication window (429 when full, the
-// admin bypass once per 10 s) and the bounded write queue (429 before the body is read; nothing half-written).
+// Rate limits over HTTPS (issue 12, part G): the failed-login throttle's delay schedule for one username (429
+// SERVER_TOO_MANY_REQUESTS with Retry-After, on the fake clock; its rules: login-throttle.api.test.ts), the adaptive
+// authentication window (429 when full, the admin bypass once per 10 s) and the bounded write queue (429 before the
+// body is read; nothing half-written).
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { ADMIN, expectError, expectStatus, startTestServer, type TestServer } from '../support/harness.ts'
 import { createPasswordUser, passwordLogin } from '../support/auth-policy.ts'
 
-describe('failed-login throttle', () => {
+describe('failed-login throttle: the delay schedule of one username', () => {
+  // the throttle's rules in full, one API test per outcome: login-throttle.api.test.ts
   let t: TestServer
   beforeAll(async () => {
     t = await startTestServer({ loginThrottle: { enabled: true, freeFailures: 2, baseDelayMs: 2_000, maxDelayMs: 8_000 } })
@@ -13,33 +15,38 @@ describe('failed-login throttle', () => {
   })
   afterAll(() => t.stop())
 
+  /** A login of throttled-user from `from`, an address where it never logged in (so its waits apply). */
+  const login = (from: string, password: string) =>
+    t.raw.post('/edge/client/v1/authenticate?method=password', { username: 'throttled-user', password }, { from })
+
   /** The right password is refused until `waitMs` has passed (checked 1 ms before), then logs in. */
-  async function waitsThenLogsIn(waitMs: number): Promise<void> {
+  async function waitsThenLogsIn(from: string, waitMs: number): Promise<void> {
     t.clock.advance(waitMs - 1)
-    expectError(await passwordLogin(t, 'throttled-user', 'right-pass-1'), 429, 'SERVER_TOO_MANY_REQUESTS')
+    expectError(await login(from, 'right-pass-1'), 429, 'SERVER_TOO_MANY_REQUESTS')
     t.clock.advance(1)
-    expectStatus(await passwordLogin(t, 'throttled-user', 'right-pass-1'), 200)
+    expectStatus(await login(from, 'right-pass-1'), 200)
   }
 
-  it('case=after the free failures an address waits, even with the right password; Retry-After says how long', async () => {
-    for (let i = 0; i < 3; i++) expectError(await passwordLogin(t, 'throttled-user', `wrong-${i}`), 401, 'INVALID_AUTH')
-    const refused = await passwordLogin(t, 'throttled-user', 'right-pass-1')
+  it('case=after the free failures the username waits, even with the right password; Retry-After says how long', async () => {
+    for (let i = 0; i < 3; i++) expectError(await login('127.0.1.1', `wrong-${i}`), 401, 'INVALID_AUTH')
+    const refused = await login('127.0.1.1', 'right-pass-1')
     expectError(refused, 429, 'SERVER_TOO_MANY_REQUESTS')
     expect(refused.headers.get('retry-after')).toBe('2')
-    await waitsThenLogsIn(2_000)
+    await waitsThenLogsIn('127.0.1.1', 2_000)
   })
 
   it('case=the next failure doubles the wait; a waiting attempt is not counted', async () => {
-    expectError(await passwordLogin(t, 'throttled-user', 'wrong-again'), 401, 'INVALID_AUTH')
-    for (let i = 0; i < 5; i++) expectError(await passwordLogin(t, 'throttled-user', 'wrong'), 429, 'SERVER_TOO_MANY_REQUESTS')
-    await waitsThenLogsIn(4_000)
+    expectError(await login('127.0.1.2', 'wrong-again'), 401, 'INVALID_AUTH')
+    for (let i = 0; i < 5; i++) expectError(await login('127.0.1.2', `wrong-while-waiting-${i}`), 429, 'SERVER_TOO_MANY_REQUESTS')
+    await waitsThenLogsIn('127.0.1.2', 4_000)
   })
 
   it('case=the failures are forgotten 15 minutes after the last one', async () => {
-    expectError(await passwordLogin(t, 'throttled-user', 'wrong'), 401, 'INVALID_AUTH')
+    expectError(await login('127.0.1.3', 'wrong-once-more'), 401, 'INVALID_AUTH')
     t.clock.advance(15 * 60_000 + 1)
-    for (let i = 0; i < 3; i++) expectError(await passwordLogin(t, 'throttled-user', `wrong-${i}`), 401, 'INVALID_AUTH')
-    t.clock.advance(2_000)
+    // counted afresh: three failures are the first three
+    for (let i = 0; i < 3; i++) expectError(await login('127.0.1.3', `wrong-later-${i}`), 401, 'INVALID_AUTH')
+    await waitsThenLogsIn('127.0.1.3', 2_000)
   })
 })
 

@@ -10,6 +10,7 @@ import { FakeClock } from '../../src/lib/clock.ts'
 import { startServer, type RunningServer, type ServerOptions } from '../../src/server.ts'
 import { checkAnswer, specCheckTally } from './spec-check.ts'
 import { LogSecretWatch } from './log-secrets.ts'
+import { fetchFrom } from './fetch-from.ts'
 
 export const ADMIN = { username: 'admin', password: 'admin-pass-1' } as const
 
@@ -26,6 +27,8 @@ export interface RequestOptions {
   headers?: Record<string, string>
   session?: string | null
   tls?: { cert?: string; key?: string }
+  /** Send from this local address (another 127.0.0.x loopback address) instead of 127.0.0.1 (fetch-from.ts). */
+  from?: string
   /**
    * The one escape from the spec check that every answer goes through (test/support/spec-check.ts): the reason this
    * request deliberately sends or expects something outside the official spec. Every use is counted and printed at
@@ -109,12 +112,11 @@ export async function startTestServer(opts: Partial<ServerOptions> = {}): Promis
         headers['content-type'] ??= 'application/json'
       }
       secretWatch.noteRequest(o.body)
-      const res = await fetch(`${server.url}${prefix}${path}`, {
-        method,
-        headers,
-        body,
-        tls: { ca: caPem, ...(o.tls ?? {}) },
-      } as RequestInit)
+      const tls = { ca: caPem, ...(o.tls ?? {}) }
+      const res =
+        o.from !== undefined
+          ? await fetchFrom(o.from, `${server.url}${prefix}${path}`, { method, headers, body, tls })
+          : await fetch(`${server.url}${prefix}${path}`, { method, headers, body, tls } as RequestInit)
       const text = await res.text()
       let parsed: unknown = undefined
       try {

@@ -123,16 +123,27 @@ describe('operations settings (issue 12, part G)', () => {
   it('case=rate limits from the file: durations parsed, bounds checked, unknown keys refused', () => {
     const cfg = file(
       'limits.yml',
-      'authRateLimiter: {minSize: 10, maxSize: 20}\ncommandRateLimiter: {queueSize: 50}\nloginThrottle: {freeFailures: 3, baseDelay: 2s, maxDelay: 5m, forgetAfter: 1h}\n',
+      'authRateLimiter: {minSize: 10, maxSize: 20}\ncommandRateLimiter: {queueSize: 50}\nloginThrottle: {freeFailures: 3, baseDelay: 2s, maxDelay: 5m, forgetAfter: 1h, knownSource: 48h, distinctUsernames: 50, distinctWindow: 30m}\n',
     )
     const c = resolveConfig({ config: cfg }, {})
     expect(c.authRateLimiter).toEqual({ minSize: 10, maxSize: 20 })
     expect(c.commandRateLimiter).toEqual({ queueSize: 50 })
-    expect(c.loginThrottle).toEqual({ enabled: undefined, freeFailures: 3, baseDelayMs: 2_000, maxDelayMs: 300_000, forgetAfterMs: 3_600_000 })
+    expect(c.loginThrottle).toEqual({
+      enabled: undefined,
+      freeFailures: 3,
+      baseDelayMs: 2_000,
+      maxDelayMs: 300_000,
+      forgetAfterMs: 3_600_000,
+      knownSourceMs: 48 * 3_600_000,
+      distinctUsernames: 50,
+      distinctWindowMs: 1_800_000,
+    })
     expect(() => resolveConfig({ config: file('w.yml', 'authRateLimiter: {minSize: 4}\n') }, {})).toThrow(ConfigError)
     expect(() => resolveConfig({ config: file('x.yml', 'authRateLimiter: {maxSize: 1001}\n') }, {})).toThrow(ConfigError)
     expect(() => resolveConfig({ config: file('y.yml', 'authRateLimiter: {minSize: 30, maxSize: 20}\n') }, {})).toThrow('minSize 30 is larger than maxSize 20')
     expect(() => resolveConfig({ config: file('z.yml', 'loginThrottle: {baseDelay: soon}\n') }, {})).toThrow('loginThrottle.baseDelay')
+    expect(() => resolveConfig({ config: file('v.yml', 'loginThrottle: {distinctUsernames: 0}\n') }, {})).toThrow(ConfigError)
+    expect(() => resolveConfig({ config: file('t.yml', 'loginThrottle: {distinctWindow: 1d}\n') }, {})).toThrow('loginThrottle.distinctWindow')
     expect(() => resolveConfig({ config: file('u.yml', 'commandRateLimiter: {size: 5}\n') }, {})).toThrow(ConfigError)
   })
 })

@@ -1,10 +1,11 @@
-// The authentication gate's parts: the adaptive concurrency window (AIMD, admin bypass once per 10 s), the failed-login
-// throttle (exponential delay per address and per username, decay, known sources, bounded memory) and the gate that
-// answers 429 SERVER_TOO_MANY_REQUESTS and reports each outcome. Issue 12, part G.
+// The authentication gate's parts: the adaptive concurrency window (AIMD, admin bypass once per 10 s) and the gate that
+// answers 429 SERVER_TOO_MANY_REQUESTS and reports each outcome, and what the gate tells the failed-login throttle of
+// each method's login. Issue 12, part G; the throttle's own rules are in auth-throttle.test.ts.
 import { describe, expect, it } from 'bun:test'
 import { AdaptiveWindow, AUTH_WINDOW_DEFAULTS, type AuthWindowSettings } from '../../../src/flows/authenticate/auth-rate-window.ts'
-import { LOGIN_THROTTLE_DEFAULTS, LoginThrottle } from '../../../src/flows/authenticate/auth-throttle.ts'
-import { createAuthGate, type LoginOutcome } from '../../../src/flows/authenticate/auth-gate.ts'
+import { LOGIN_THROTTLE_DEFAULTS } from '../../../src/flows/authenticate/auth-throttle.ts'
+import { createAuthGate, loginAttemptOf, type LoginOutcome } from '../../../src/flows/authenticate/auth-gate.ts'
+import { SignJWT } from 'jose'
 import { ApiError } from '../../../src/errors/api-error.ts'
 import { BoundedMap } from '../../../src/lib/bounded-map.ts'
 import { codeOfAsync } from '../../support/api-error-code.ts'
@@ -73,69 +74,6 @@ describe('AdaptiveWindow', () => {
   })
 })
 
-describe('LoginThrottle', () => {
-  const settings = { ...LOGIN_THROTTLE_DEFAULTS, freeFailures: 2, baseDelayMs: 1000, maxDelayMs: 8000, forgetAfterMs: 60_000 }
-
-  it('case=delays double after the free failures, up to the cap', () => {
-    const t = new LoginThrottle(settings, clockAt().now)
-    expect([0, 1, 2, 3, 4, 5, 6, 7].map((n) => t.delayAfter(n))).toEqual([0, 0, 0, 1000, 2000, 4000, 8000, 8000])
-    expect(t.delayAfter(1e9)).toBe(8000)
-  })
-
-  it('case=an address waits after its failures, counted from the last one, whatever username it tries', () => {
-    const c = clockAt()
-    const t = new LoginThrottle(settings, c.now)
-    for (const username of ['a', 'b', 'c']) t.failed({ source: '10.0.0.1', username })
-    expect(t.waitMs({ source: '10.0.0.1', username: 'd' })).toBe(1000)
-    expect(t.waitMs({ source: '10.0.0.2', username: 'd' })).toBe(0)
-    c.t += 400
-    expect(t.waitMs({ source: '10.0.0.1' })).toBe(600)
-    c.t += 600
-    expect(t.waitMs({ source: '10.0.0.1' })).toBe(0)
-  })
-
-  it('case=a username guessed from many addresses waits, but not from an address that logged in as it before', () => {
-    const c = clockAt()
-    const t = new LoginThrottle(settings, c.now)
-    t.succeeded({ source: '192.168.1.5', username: 'alice' })
-    for (let i = 0; i < 5; i++) t.failed({ source: `10.0.0.${i}`, username: 'alice' })
-    expect(t.waitMs({ source: '10.0.0.99', username: 'alice' })).toBe(4000)
-    expect(t.waitMs({ source: '192.168.1.5', username: 'alice' })).toBe(0)
-    // a new address of the real user waits at most the cap
-    for (let i = 0; i < 20; i++) t.failed({ source: `10.1.0.${i}`, username: 'alice' })
-    expect(t.waitMs({ source: '172.16.0.1', username: 'alice' })).toBe(8000)
-  })
-
-  it('case=failures are forgotten after forgetAfterMs without one', () => {
-    const c = clockAt()
-    const t = new LoginThrottle(settings, c.now)
-    for (let i = 0; i < 6; i++) t.failed({ source: 's', username: 'u' })
-    c.t += 60_001
-    expect(t.waitMs({ source: 's', username: 'u' })).toBe(0)
-    t.failed({ source: 's', username: 'u' })
-    expect(t.waitMs({ source: 's', username: 'u' })).toBe(0)
-  })
-
-  it('case=memory stays bounded: the least recent keys go first', () => {
-    const t = new LoginThrottle({ ...settings, maxEntries: 3, freeFailures: 0 }, clockAt().now)
-    for (let i = 0; i < 100; i++) t.failed({ source: `s${i}`, username: `u${i}` })
-    expect(t.waitMs({ source: 's0' })).toBe(0)
-    expect(t.waitMs({ source: 's99' })).toBe(1000)
-    const m = new BoundedMap<string, number>(2)
-    m.set('a', 1)
-    m.set('b', 2)
-    m.set('a', 3)
-    m.set('c', 4)
-    expect([m.get('a'), m.get('b'), m.get('c'), m.size]).toEqual([3, undefined, 4, 2])
-  })
-
-  it('case=disabled, it never delays', () => {
-    const t = new LoginThrottle({ ...settings, enabled: false }, clockAt().now)
-    for (let i = 0; i < 20; i++) t.failed({ source: 's', username: 'u' })
-    expect(t.waitMs({ source: 's', username: 'u' })).toBe(0)
-  })
-})
-
 describe('createAuthGate', () => {
   const gate = (outcomes: string[], c = clockAt()) =>
     createAuthGate({
@@ -151,9 +89,9 @@ describe('createAuthGate', () => {
   it('case=counts wrong credentials toward the throttle and answers 429 with Retry-After once it applies', async () => {
     const outcomes: string[] = []
     const g = gate(outcomes)
-    const attempt = { source: '10.0.0.1', username: 'bob' }
-    for (let i = 0; i < 2; i++) expect(await codeOfAsync(g.run('password', attempt, refuse('INVALID_AUTH')))).toBe('401 INVALID_AUTH')
-    const refused = await g.run('password', attempt, () => Promise.resolve('never')).catch((e: ApiError) => e)
+    const attempt = (password: string) => ({ source: '10.0.0.1', username: 'bob', credential: password })
+    for (let i = 0; i < 2; i++) expect(await codeOfAsync(g.run('password', attempt(`wrong-${i}`), refuse('INVALID_AUTH')))).toBe('401 INVALID_AUTH')
+    const refused = await g.run('password', attempt('right'), () => Promise.resolve('never')).catch((e: ApiError) => e)
     expect(refused).toBeInstanceOf(ApiError)
     expect((refused as ApiError).code).toBe('SERVER_TOO_MANY_REQUESTS')
     expect((refused as ApiError).headers).toEqual({ 'retry-after': '1' })
@@ -162,6 +100,26 @@ describe('createAuthGate', () => {
     expect(await codeOfAsync(g.run('password', { source: '10.0.0.2', username: 'x' }, refuse('COULD_NOT_VALIDATE')))).toBe('400 COULD_NOT_VALIDATE')
     expect(await g.run('cert', { source: '10.0.0.2' }, () => Promise.resolve('ok'))).toBe('ok')
     expect(outcomes).toEqual(['password:failure', 'password:failure', 'password:throttled', 'password:invalid', 'password:invalid', 'cert:success'])
+  })
+
+  it('case=parallel guesses at one username: the one that would have to wait is refused while the others run', async () => {
+    const outcomes: string[] = []
+    const g = gate(outcomes)
+    const held: (() => void)[] = []
+    // freeFailures 1: two attempts may run at once, a third would wait if both failed
+    const running = [0, 1].map((i) =>
+      g.run('password', { source: `10.5.0.${i}`, username: 'eve', credential: `g${i}` }, () => new Promise<never>((_, reject) => held.push(() => reject(new ApiError('INVALID_AUTH'))))),
+    )
+    const third = await g.run('password', { source: '10.5.0.9', username: 'eve', credential: 'g9' }, () => Promise.resolve('never')).catch((e: ApiError) => e)
+    expect((third as ApiError).headers).toEqual({ 'retry-after': '1' })
+    for (const release of held) release()
+    for (const r of running) expect(await codeOfAsync(r)).toBe('401 INVALID_AUTH')
+    // a refused window settles the throttle's ticket too: nothing stays in flight
+    const full = Array.from({ length: 5 }, () => g.window.tryEnter(() => false)!)
+    expect(await codeOfAsync(g.run('password', { source: '10.5.1.1', username: 'frank', credential: 'p' }, () => Promise.resolve('never')))).toBe('429 SERVER_TOO_MANY_REQUESTS')
+    for (const h of full) h.leave({ failed: false })
+    expect(await g.run('password', { source: '10.5.1.2', username: 'frank', credential: 'p' }, () => Promise.resolve('in'))).toBe('in')
+    expect(outcomes).toEqual(['password:throttled', 'password:failure', 'password:failure', 'password:throttled', 'password:success'])
   })
 
   it('case=a full window answers 429 without Retry-After; a server error shrinks it; an admin passes once', async () => {
@@ -180,5 +138,35 @@ describe('createAuthGate', () => {
     await g.run('password', { source: 'y' }, () => Promise.reject(new Error('boom'))).catch(() => {})
     expect(g.window.currentSize).toBe(5)
     expect(outcomes.filter((o) => o === 'password:error')).toHaveLength(1)
+  })
+})
+
+describe('loginAttemptOf', () => {
+  const input = (over: { username?: string; password?: string; authorization?: string }) => ({
+    username: over.username,
+    password: over.password,
+    header: (name: string) => (name === 'authorization' ? (over.authorization ?? null) : null),
+  })
+  const peer = (certChainDer: Uint8Array[] = []) => ({ remoteAddress: '10.1.2.3', certChainDer })
+
+  it('case=a password login is its username and password; a certificate login its leaf\'s SHA-1 fingerprint', () => {
+    expect(loginAttemptOf('updb', input({ username: 'u', password: 'p' }), peer())).toEqual({ source: '10.1.2.3', username: 'u', credential: 'p' })
+    const leaf = new Uint8Array([1, 2, 3])
+    expect(loginAttemptOf('cert', input({}), peer([leaf, new Uint8Array([9])]))).toEqual({
+      source: '10.1.2.3',
+      subject: `cert ${new Bun.CryptoHasher('sha1').update(leaf).digest('hex')}`,
+    })
+    expect(loginAttemptOf('cert', input({}), peer())).toEqual({ source: '10.1.2.3', subject: undefined })
+  })
+
+  it('case=an ext-jwt login is the issuer and subject its first token claims (unverified), else its Authorization header', async () => {
+    const key = new TextEncoder().encode('k'.repeat(32))
+    const token = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setIssuer('https://idp').setSubject('alice').sign(key)
+    const noSub = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setIssuer('https://idp').sign(key)
+    const authorization = `Bearer ${token}, Bearer ${noSub}`
+    expect(loginAttemptOf('extJwt', input({ authorization }), peer())).toEqual({ source: '10.1.2.3', subject: 'jwt ["https://idp","alice"]' })
+    expect(loginAttemptOf('extJwt', input({ authorization: `Bearer ${noSub}` }), peer())).toEqual({ source: '10.1.2.3', credential: `Bearer ${noSub}` })
+    expect(loginAttemptOf('extJwt', input({ authorization: 'Bearer not-a-jwt' }), peer())).toEqual({ source: '10.1.2.3', credential: 'Bearer not-a-jwt' })
+    expect(loginAttemptOf('extJwt', input({}), peer())).toEqual({ source: '10.1.2.3', credential: undefined })
   })
 })

@@ -8,7 +8,7 @@ import type { Clock } from '../../../lib/clock.ts'
 import type { AuthMethodRegistry } from '../../../flows/authenticate/auth-method.ts'
 import { openApiSession, pendingAuthQueries } from '../../../flows/authenticate/auth-api-session.ts'
 import type { ExtJwtSecondary } from '../../../flows/authenticate/auth-ext-jwt.ts'
-import type { AuthGate } from '../../../flows/authenticate/auth-gate.ts'
+import { loginAttemptOf, type AuthGate } from '../../../flows/authenticate/auth-gate.ts'
 import { AuthenticateBody, AuthenticateQuery } from '../../../../schemas/authenticator.ts'
 import { CurrentApiSessionDetail } from '../../../../schemas/api-session.ts'
 import { ok, okEmpty } from '../../http-envelope.ts'
@@ -38,8 +38,7 @@ export function authenticateRoutes(deps: AuthenticateRouteDeps): RouteDef[] {
         const method = deps.authMethods.resolve(ctx.query.method)
         const input = { ...ctx.body, header: (name: string) => ctx.request.headers.get(name) }
         const peer = peerOf(ctx.request)
-        const attempt = { source: peer.remoteAddress, username: method.kind === 'updb' ? ctx.body.username : undefined }
-        const { session, token, authQueries } = await deps.gate.run(method.method, attempt, async () => {
+        const { session, token, authQueries } = await deps.gate.run(method.method, loginAttemptOf(method.kind, input, peer), async () => {
           const primary = await method.authenticate(input, peer)
           return openApiSession(deps, method, primary, input, peer, changeOf(ctx))
         })
