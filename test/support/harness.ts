@@ -84,9 +84,9 @@ export async function startTestServer(opts: Partial<ServerOptions> = {}): Promis
     adminUsername: ADMIN.username,
     adminPassword: ADMIN.password,
     cloneMessages: true,
-    // API tests make hundreds of deliberate failed logins from one address on a clock that stands still; the
-    // throttle's own tests (test/api/ops-rate-limits.api.test.ts) turn it on
-    loginThrottle: { enabled: false },
+    // the failed-login throttle is on, as in production: every API test makes deliberate failed logins from one
+    // address on a clock that stands still, and must still see its own correct logins answered (issue 21: the
+    // throttle slows guessers only)
     ...opts,
     dataDir,
     clock,
