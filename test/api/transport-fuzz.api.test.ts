@@ -132,6 +132,7 @@ function kind(name: string, body: () => Promise<void>, timeoutMs = 30_000): void
  */
 function problemOf(method: string, path: string, r: RawResponse): string | undefined {
   if (r.status >= 500) return `status ${r.status}: ${r.body.toString('utf8').slice(0, 300)}`
+  if (r.partial) return undefined
   const text = r.body.toString('utf8')
   if (r.status >= 400 && text !== '') {
     try {
@@ -538,6 +539,217 @@ describe(`transport fuzz against a child controller (seed ${SEED})`, () => {
     }
   })
 })
+
+describe(`seeded transport fuzz (seed ${SEED}; FUZZ_SEED=<n> replays)`, () => {
+  kind(`${FUZZ_REQUESTS} malformed raw requests: no 5xx, every error answer of ours in the envelope`, async () => {
+    const hello = await clientHello()
+    const started = performance.now()
+    const failures: string[] = []
+    const statuses = new Map<number, number>()
+    let sent = 0
+    let connections = 0
+    let index = 0
+    const worker = async () => {
+      while (sent < FUZZ_REQUESTS && failures.length < 20 && !isDead()) {
+        const i = index++
+        const plan = connectionPlan(rng(SEED * 1_000_003 + i), hello)
+        sent += plan.requests
+        connections++
+        const received = await play(plan)
+        const { responses } = parseResponses(received)
+        for (const r of responses) {
+          statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1)
+          const problem = problemOf('?', '', r)
+          if (problem) failures.push(`connection #${i} (FUZZ_SEED=${SEED}) ${JSON.stringify(plan.preview)}: ${problem}`)
+        }
+      }
+    }
+    await Promise.all(Array.from({ length: FUZZ_IN_FLIGHT }, worker))
+    const ms = Math.round(performance.now() - started)
+    const byStatus = [...statuses].sort((a, b) => a[0] - b[0]).map(([k, v]) => `${k}: ${v}`).join(', ')
+    console.log(`transport fuzz: ${sent} requests on ${connections} connections in ${ms} ms; answers ${byStatus}`)
+    if (isDead()) throw new Error(`seed ${SEED}: ${deathReport('the seeded transport fuzz')}`)
+    expect(failures).toEqual([])
+    expect(sent).toBeGreaterThanOrEqual(FUZZ_REQUESTS)
+    // the requests got past the parser to the routes, and some were refused on the way
+    for (const status of [200, 400, 413]) expect(statuses.get(status) ?? 0).toBeGreaterThan(0)
+  }, 90_000)
+})
+
+const FUZZ_REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 10_000)
+const FUZZ_IN_FLIGHT = 32
+/** How long one fuzz connection may take from its first byte to its close: the run stays bounded in time. */
+const FUZZ_CONNECTION_MS = 3_000
+
+type Next = () => number
+const pick = <T>(next: Next, items: readonly T[]): T => items[Math.floor(next() * items.length)]
+
+/** One fuzz connection: what goes over it, and how. */
+interface ConnectionPlan {
+  /** TLS, or plain TCP (bytes that are not TLS). */
+  tls: boolean
+  /** The bytes, in the pieces they are written in. */
+  pieces: Buffer[]
+  /** Pause between pieces, ms. */
+  pauseMs: number
+  /** After the last piece: half-close and read to the end; wait for the answers; or reset after `abortMs`. */
+  ending: 'end' | 'wait' | 'abort'
+  abortMs: number
+  requests: number
+  preview: string
+}
+
+const INVALID_UTF8 = [[0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0xf8, 0x88, 0x80, 0x80, 0x80], [0x00]]
+
+/** A request target: a route, sometimes with invalid UTF-8 or hostile percent-escapes in its path or query. */
+function fuzzTarget(next: Next): { method: string; target: Buffer; body?: Buffer } {
+  const login = json({ username: next() < 0.5 ? 'admin' : 'nobody', password: next() < 0.5 ? PASSWORD : 'wrong' })
+  const routes: { method: string; path: string; body?: string }[] = [
+    { method: 'GET', path: `${C}/version` },
+    { method: 'GET', path: '/version' },
+    { method: 'POST', path: LOGIN_PATH, body: login },
+    { method: 'POST', path: `${M}/authenticate?method=password`, body: login },
+    { method: 'POST', path: `${C}/authenticate?method=cert`, body: '{}' },
+    { method: 'GET', path: `${M}/identities?limit=2` },
+    { method: 'GET', path: `${M}/identities?filter=${encodeURIComponent('name contains "after"')}` },
+    { method: 'POST', path: `${M}/identities`, body: json({ name: `fuzz ${Math.floor(next() * 1e9)}`, type: 'User', isAdmin: false }) },
+    { method: 'PATCH', path: `${M}/identities/no-such-id`, body: json({ name: 'x' }) },
+    { method: 'DELETE', path: `${M}/identities/no-such-id` },
+    { method: 'POST', path: `${C}/enroll?method=ott&token=x`, body: 'not a csr' },
+    { method: pick(next, ['OPTIONS', 'HEAD', 'PUT', 'TRACE', 'BREW', 'get']), path: `${C}/version` },
+  ]
+  const route = pick(next, routes)
+  let target = Buffer.from(route.path)
+  const roll = next()
+  if (roll < 0.08) target = Buffer.concat([target, Buffer.from(route.path.includes('?') ? '&x=' : '?x='), Buffer.from(pick(next, INVALID_UTF8))])
+  else if (roll < 0.16) target = Buffer.concat([target.subarray(0, Math.floor(next() * target.length)), Buffer.from(pick(next, INVALID_UTF8)), target.subarray(Math.floor(next() * target.length))])
+  else if (roll < 0.22) target = Buffer.from(route.path.replace(/no-such-id|version|identities/, pick(next, ['%ff%fe', '%c0%af', '%', '%zz', '%00', '..%2f..'])))
+  else if (roll < 0.24) target = Buffer.from(pick(next, ['*', '', 'https://x', `//${route.path}`, `http://[::1${route.path}`, 'x'.repeat(20_000)]))
+  let body = route.body === undefined ? undefined : Buffer.from(route.body)
+  if (body && next() < 0.1) {
+    const at = Math.floor(next() * body.length)
+    body = Buffer.concat([body.subarray(0, at), Buffer.from(pick(next, INVALID_UTF8)), body.subarray(at)])
+  }
+  return { method: route.method, target, body }
+}
+
+/** One malformed request: framing, headers and body mixed from the kinds above; sometimes mangled at the byte level. */
+function fuzzRequest(next: Next): Buffer {
+  const { method, target, body: routeBody } = fuzzTarget(next)
+  let body = routeBody ?? (next() < 0.1 ? Buffer.from(json({ a: 1 })) : undefined)
+  // rarely, a body around the limit
+  if (body && next() < 0.01) body = paddedJson({ username: 'admin', password: PASSWORD }, pick(next, [BODY_LIMIT - 1, BODY_LIMIT, BODY_LIMIT + 1, 2 * MIB]))
+  const version = next() < 0.9 ? 'HTTP/1.1' : pick(next, ['HTTP/1.0', 'HTTP/1.2', 'HTTP/0.9', 'HTTP/2.0', 'HTTP/1.1x', 'http/1.1', ''])
+  const headers: string[] = []
+  if (next() < 0.9) headers.push(`host: ${pick(next, ['localhost', 'localhost:1280', '', 'a b', '[::1]', 'x'.repeat(300)])}`)
+  if (next() < 0.6) headers.push(`zt-session: ${next() < 0.8 ? token : pick(next, ['', 'x', 'a'.repeat(3000)])}`)
+  if (body) headers.push(`content-type: ${pick(next, ['application/json', 'application/json', 'text/plain', 'application/json; charset=utf-16', ''])}`)
+  let payload: Buffer = body ?? Buffer.alloc(0)
+  const framing = next()
+  if (body && framing < 0.4) {
+    const declared = next() < 0.8 ? body.length : pick(next, [0, body.length - 1, body.length + 5, -1, 1e15, '12abc', '0x10', ' 5'])
+    headers.push(`content-length: ${declared}`)
+    if (next() < 0.05) headers.push(`content-length: ${body.length + 1}`)
+  } else if (body && framing < 0.8) {
+    headers.push(`transfer-encoding: ${pick(next, ['chunked', 'chunked', 'chunked', 'Chunked', 'gzip, chunked', 'chunked, chunked', 'identity'])}`)
+    if (next() < 0.05) headers.push(`content-length: ${body.length}`)
+    payload = chunked(body, 1 + Math.floor(next() * 2000), next() < 0.1)
+    const m = next()
+    if (m < 0.05) payload = Buffer.concat([Buffer.from(pick(next, ['zz\r\n', 'ffffffffffffffff\r\n', '-1\r\n', '5;ext=1\r\nabcde\r\n', '5\r\nabc'])), payload])
+    else if (m < 0.1) payload = Buffer.concat([payload.subarray(0, payload.length - 5), Buffer.from('0\r\nx-trailer: 1\r\n\r\n')])
+  } else if (body && framing < 0.9) {
+    // no framing at all: the body's bytes are the next "request"
+  } else if (next() < 0.5) {
+    headers.push('content-length: 0')
+  }
+  if (next() < 0.05) headers.push('expect: 100-continue')
+  if (next() < 0.05) headers.push(`connection: ${pick(next, ['close', 'keep-alive', 'upgrade', 'x'])}`)
+  if (next() < 0.03) headers.push(`upgrade: ${pick(next, ['websocket', 'h2c', 'x'])}`)
+  const odd = next()
+  if (odd < 0.01) headers.push(`x-long: ${'v'.repeat(100 * 1024)}`)
+  else if (odd < 0.015) for (let i = 0; i < 10_000; i++) headers.push(`x-h${i}: ${i}`)
+  else if (odd < 0.05) headers.push(pick(next, ['no colon here', ' folded: line', 'x-nul: a\u0000b', 'x-ctl: \u0001\u007f', ': empty name', 'x-utf: \u00ff\u00fe', 'bad name: 1']))
+  const eol = next() < 0.03 ? '\n' : '\r\n'
+  const lines = [Buffer.concat([Buffer.from(`${method} `), target, Buffer.from(version ? ` ${version}` : '')]), ...headers.map((h) => Buffer.from(h, 'latin1'))]
+  let bytes = Buffer.concat([...lines.flatMap((l) => [l, Buffer.from(eol)]), Buffer.from(eol), payload])
+  // at the byte level: a few bytes changed, or the request cut short
+  const mangle = next()
+  if (mangle < 0.1) {
+    bytes = Buffer.from(bytes)
+    for (let k = 1 + Math.floor(next() * 4); k > 0; k--) bytes[Math.floor(next() * bytes.length)] = Math.floor(next() * 256)
+  } else if (mangle < 0.17) bytes = bytes.subarray(0, Math.floor(next() * bytes.length))
+  return bytes
+}
+
+/** What connection number `i` of the fuzz does, from its own generator. */
+function connectionPlan(next: Next, hello: Buffer): ConnectionPlan {
+  if (next() < 0.03) {
+    const bytes = pick(next, [
+      hello.subarray(0, Math.floor(next() * hello.length)),
+      Buffer.from(head('GET', `${C}/version`)),
+      Buffer.from(Array.from({ length: 1 + Math.floor(next() * 4096) }, () => Math.floor(next() * 256))),
+    ])
+    return { tls: false, pieces: [bytes], pauseMs: 0, ending: 'end', abortMs: 0, requests: 1, preview: bytes.subarray(0, 80).toString('latin1') }
+  }
+  const count = 1 + Math.floor(next() * next() * 5)
+  const all = Buffer.concat(Array.from({ length: count }, () => fuzzRequest(next)))
+  const pieces: Buffer[] = []
+  const split = next()
+  if (split < 0.7) pieces.push(all)
+  else {
+    // in pieces: a few bytes apart, as a slow or fragmented client sends them
+    let at = 0
+    while (at < all.length) {
+      const size = split < 0.85 ? 1 + Math.floor(next() * 16) : 1 + Math.floor(next() * 4096)
+      pieces.push(all.subarray(at, at + size))
+      at += size
+      if (pieces.length >= 40) {
+        pieces.push(all.subarray(at))
+        break
+      }
+    }
+  }
+  const e = next()
+  return {
+    tls: true,
+    pieces,
+    pauseMs: pieces.length > 1 ? Math.floor(next() * 3) : 0,
+    ending: e < 0.7 ? 'end' : e < 0.9 ? 'wait' : 'abort',
+    abortMs: Math.floor(next() * 30),
+    requests: count,
+    preview: all.subarray(0, 160).toString('latin1'),
+  }
+}
+
+/** Runs one fuzz connection, bounded by FUZZ_CONNECTION_MS; answers what came back. */
+async function play(plan: ConnectionPlan): Promise<Buffer> {
+  let conn: RawConn
+  try {
+    conn = plan.tls ? await openTls(port, undefined, FUZZ_CONNECTION_MS) : await openTcp(port)
+  } catch {
+    // refused (a connection limit) or reset: nothing was answered
+    return Buffer.alloc(0)
+  }
+  const deadline = setTimeout(() => conn.destroy(), FUZZ_CONNECTION_MS)
+  try {
+    for (const piece of plan.pieces) {
+      if (conn.isClosed()) break
+      await conn.write(piece)
+      if (plan.pauseMs) await Bun.sleep(plan.pauseMs)
+    }
+    if (plan.ending === 'abort') {
+      await Bun.sleep(plan.abortMs)
+      conn.destroy()
+    } else {
+      if (plan.ending === 'end') conn.socket.end()
+      await conn.until((b) => plan.ending === 'wait' && hasFinalAnswers(b, plan.requests), FUZZ_CONNECTION_MS)
+    }
+  } finally {
+    clearTimeout(deadline)
+    conn.destroy()
+  }
+  return conn.received()
+}
 
 /** The soft limit of open files of this process (the child inherits it); 1024 when it cannot be read. */
 function openFileLimit(): number {

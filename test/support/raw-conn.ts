@@ -125,11 +125,15 @@ export interface RawResponse {
   status: number
   headers: Record<string, string>
   body: Buffer
+  /** The bytes ended inside its body (the connection closed early, or it answered a HEAD as the last answer). */
+  partial?: true
 }
 
 /**
  * The HTTP/1.x answers in `bytes`, in order: 1xx answers have no body; a body is framed by content-length, chunked
- * coding, or (neither) the rest of the bytes. `complete` says whether the bytes ended exactly after the last answer.
+ * coding, or (neither) the rest of the bytes. An answer to HEAD has a content-length and no body: a "body" that
+ * starts with the next status line is taken as such. An answer whose body the bytes cut short is included, `partial`.
+ * `complete` says whether the bytes ended exactly after the last answer.
  */
 export function parseResponses(bytes: Buffer): { responses: RawResponse[]; complete: boolean } {
   const responses: RawResponse[] = []
@@ -153,7 +157,14 @@ export function parseResponses(bytes: Buffer): { responses: RawResponse[]; compl
     }
     if (headers['content-length'] !== undefined) {
       const length = Number(headers['content-length'])
-      if (at + length > bytes.length) return { responses, complete: false }
+      if (bytes.subarray(at, at + 7).toString('latin1') === 'HTTP/1.') {
+        responses.push({ status, headers, body: Buffer.alloc(0) })
+        continue
+      }
+      if (at + length > bytes.length) {
+        responses.push({ status, headers, body: bytes.subarray(at), partial: true })
+        return { responses, complete: false }
+      }
       responses.push({ status, headers, body: bytes.subarray(at, at + length) })
       at += length
     } else if (/chunked/i.test(headers['transfer-encoding'] ?? '')) {
@@ -181,7 +192,7 @@ export function parseResponses(bytes: Buffer): { responses: RawResponse[]; compl
   return { responses, complete: true }
 }
 
-/** Whether `bytes` hold at least `n` final (non-1xx) answers. */
+/** Whether `bytes` hold at least `n` whole final (non-1xx) answers. */
 export function hasFinalAnswers(bytes: Buffer, n: number): boolean {
-  return parseResponses(bytes).responses.filter((r) => r.status >= 200).length >= n
+  return parseResponses(bytes).responses.filter((r) => r.status >= 200 && !r.partial).length >= n
 }
