@@ -275,7 +275,15 @@ describe(`transport fuzz against a child controller (seed ${SEED})`, () => {
       conn.destroy()
       expect(expectNoProblem('POST', LOGIN_PATH, finalOf(conn)[0]).status).toBe(413)
     }
-    // and a body aborted half-way while its answer is being written: many at once
+    // an answer aborted while it is being written: a large one (the API spec), five asked for in one write
+    const specs = await childRequest(child.url, 'GET', `${C}/specs`)
+    for (let i = 0; i < 10; i++) {
+      const conn = await openTls(port)
+      await conn.write(head('GET', `${C}/specs/${specs.body.data[0].id}/spec`).repeat(5))
+      await conn.until((b) => b.length > 1000 * (i + 1), 5_000)
+      conn.destroy()
+    }
+    // and a whole request sent, the connection reset while it is being served: many at once
     await Promise.all(
       Array.from({ length: 50 }, async (_, i) => {
         const conn = await openTls(port)
@@ -568,6 +576,13 @@ describe(`seeded transport fuzz (seed ${SEED}; FUZZ_SEED=<n> replays)`, () => {
     const ms = Math.round(performance.now() - started)
     const byStatus = [...statuses].sort((a, b) => a[0] - b[0]).map(([k, v]) => `${k}: ${v}`).join(', ')
     console.log(`transport fuzz: ${sent} requests on ${connections} connections in ${ms} ms; answers ${byStatus}`)
+    // what the controller logged as errors meanwhile, by kind (request ids and stacks left out)
+    const errorKinds = new Map<string, number>()
+    for (const line of child.errorLines()) {
+      const msg = String((JSON.parse(line) as { msg?: unknown }).msg ?? line).split('\n')[0].replace(/^request \S+:? /, '')
+      errorKinds.set(msg, (errorKinds.get(msg) ?? 0) + 1)
+    }
+    if (errorKinds.size > 0) console.log(`transport fuzz: the controller's log holds errors:\n${[...errorKinds].map(([m, n]) => `  ${n}× ${m}`).join('\n')}`)
     if (isDead()) throw new Error(`seed ${SEED}: ${deathReport('the seeded transport fuzz')}`)
     expect(failures).toEqual([])
     expect(sent).toBeGreaterThanOrEqual(FUZZ_REQUESTS)

@@ -29,7 +29,11 @@ export interface ChildController {
   url: string
   /** The last STDERR_TAIL_CHARS of its stderr (the log), to say why a child died. */
   stderrTail(): string
+  /** Its log lines of level error so far (at most MAX_ERROR_LINES), to say what went wrong while it lived. */
+  errorLines(): string[]
 }
+
+const MAX_ERROR_LINES = 500
 
 const STDERR_TAIL_CHARS = 16_000
 
@@ -56,11 +60,18 @@ export async function startChild(dataDir: string, adminPassword: string, opts: C
   void proc.exited.then(() => live.delete(proc))
   // the request log goes to stderr: drain it so a busy child never blocks on a full pipe, keeping its tail
   let tail = ''
+  let pending = ''
+  const errors: string[] = []
   void (async () => {
     const decoder = new TextDecoder()
     for await (const chunk of proc.stderr) {
-      tail += decoder.decode(chunk, { stream: true })
+      const text = decoder.decode(chunk, { stream: true })
+      tail += text
       if (tail.length > 2 * STDERR_TAIL_CHARS) tail = tail.slice(-STDERR_TAIL_CHARS)
+      pending += text
+      const lines = pending.split('\n')
+      pending = lines.pop() ?? ''
+      for (const line of lines) if (line.includes('"level":"error"') && errors.length < MAX_ERROR_LINES) errors.push(line)
     }
   })().catch(() => undefined)
   const stderrTail = () => tail.slice(-STDERR_TAIL_CHARS)
@@ -77,7 +88,7 @@ export async function startChild(dataDir: string, adminPassword: string, opts: C
       void (async () => {
         while (!(await reader.read()).done);
       })().catch(() => undefined)
-      return { proc, url: m[1], stderrTail }
+      return { proc, url: m[1], stderrTail, errorLines: () => errors }
     }
   }
   proc.kill(9)
