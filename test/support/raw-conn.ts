@@ -79,7 +79,7 @@ function wrap(socket: net.Socket, ready: Promise<void>): Promise<RawConn> {
 }
 
 /** A TLS connection (the server's certificate is not checked); resolves once the handshake is done. */
-export function openTls(port: number, opts: { cert?: string; key?: string } = {}): Promise<RawConn> {
+export function openTls(port: number, opts: { cert?: string; key?: string; localAddress?: string } = {}): Promise<RawConn> {
   let socket!: tls.TLSSocket
   const ready = new Promise<void>((resolve, reject) => {
     socket = tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false, servername: 'localhost', ...opts }, () => resolve())
@@ -90,10 +90,10 @@ export function openTls(port: number, opts: { cert?: string; key?: string } = {}
 }
 
 /** A plain TCP connection (for bytes that are not TLS); resolves once connected. */
-export function openTcp(port: number): Promise<RawConn> {
+export function openTcp(port: number, localAddress?: string): Promise<RawConn> {
   let socket!: net.Socket
   const ready = new Promise<void>((resolve, reject) => {
-    socket = net.connect(port, '127.0.0.1', () => resolve())
+    socket = net.connect({ port, host: '127.0.0.1', localAddress }, () => resolve())
     socket.once('error', reject)
   })
   return wrap(socket, ready)
