@@ -176,13 +176,18 @@ export function bytesIn(conn: Conn<unknown>, now: number): void {
   } else if (conn.phase === Phase.Waiting) conn.phase = Phase.Headers
 }
 
-/** A request's headers are in: its body is awaited (`withBody`) or it is being answered. */
-export function requestIn(conn: Conn<unknown>, withBody: boolean, now: number): void {
+/** A request's headers are in: it is being answered (until `awaitingBody` says its body is awaited first). */
+export function requestIn(conn: Conn<unknown>, now: number): void {
   conn.inflight++
   if (conn.phase === Phase.Closing) return
   // a pipelined request read with the previous one: its clock starts now
-  if (conn.phase === Phase.Idle || conn.phase === Phase.Waiting || conn.phase === Phase.Busy) conn.since = now
-  conn.phase = withBody ? Phase.Body : Phase.Busy
+  if (conn.phase !== Phase.Headers) conn.since = now
+  conn.phase = Phase.Busy
+}
+
+/** The request's body is awaited: it must be in within requestTimeoutMs of the request's first byte. */
+export function awaitingBody(conn: Conn<unknown>): void {
+  if (conn.phase === Phase.Busy) conn.phase = Phase.Body
 }
 
 /** The request's body is in: it is being answered. */

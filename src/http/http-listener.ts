@@ -26,7 +26,7 @@ import { renderedBody } from './http-body.ts'
 import { renderApiError, renderThrown } from './http-errors.ts'
 import { peerOfSocket } from './peer-cert.ts'
 import {
-  answered, bodyIn, bytesIn, closing, CONNECTION_LIMIT_DEFAULTS, ConnectionTable, handshaken, Phase, requestIn, type Conn, type ConnectionLimits,
+  answered, awaitingBody, bodyIn, bytesIn, closing, CONNECTION_LIMIT_DEFAULTS, ConnectionTable, handshaken, Phase, requestIn, type Conn, type ConnectionLimits,
 } from './http-connections.ts'
 import type { Answer, IncomingCall } from './http-call.ts'
 
@@ -180,8 +180,7 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
     const path = targetPath(req.url ?? '')
     const socket = req.socket as TrackedSocket | null
     const conn = socket?.[CONN]
-    const withBody = method !== 'GET' && method !== 'HEAD'
-    if (conn) requestIn(conn, withBody, startedAt)
+    if (conn) requestIn(conn, startedAt)
     // the request's log line, once its answer has been written out; then the connection waits for its next request,
     // or, answered with `connection: close`, is closed (a body not read stays unread)
     const written = (closeAfter: boolean) => () => {
@@ -215,23 +214,31 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
       if (raw.length > 2 * limits.maxHeaders) return refuseRaw(res, socket, 431, written(true))
       const headers = new Headers()
       let hosts: string[] | undefined
+      // a body is declared by its length or sent chunked; GET and HEAD have none unless so declared
+      let declared: string | undefined
+      let chunkedBody = false
       for (let i = 0; i < raw.length; i += 2) {
-        headers.append(raw[i], raw[i + 1])
-        if (raw[i].length === 4 && raw[i].toLowerCase() === 'host') (hosts ??= []).push(raw[i + 1])
+        const name = raw[i]
+        headers.append(name, raw[i + 1])
+        if (name.length === 4 && name.toLowerCase() === 'host') (hosts ??= []).push(raw[i + 1])
+        else if (name.length === 14 && name.toLowerCase() === 'content-length') declared = raw[i + 1]
+        else if (name.length === 17 && name.toLowerCase() === 'transfer-encoding') chunkedBody = true
       }
       if (hosts && (hosts.length > 1 || (hosts[0] !== '' && !isValidHostHeader(hosts[0])))) {
         return await refuse(ApiError.invalidField('host', 'the Host header is not a valid host[:port]', hosts.join(', ')))
       }
       let body: Buffer | undefined
-      if (withBody) {
-        const declared = Number(req.headers['content-length'] ?? '0')
-        if (declared > opts.maxBodyBytes) return await refuse(new ApiError('REQUEST_ENTITY_TOO_LARGE'))
+      const bodiless = method === 'GET' || method === 'HEAD'
+      if (!bodiless || chunkedBody || (declared !== undefined && declared !== '0')) {
+        if (Number(declared ?? '0') > opts.maxBodyBytes) return await refuse(new ApiError('REQUEST_ENTITY_TOO_LARGE'))
+        if (conn) awaitingBody(conn)
         const read = await readBody(req, opts.maxBodyBytes)
         // the client went away, or the connection overstayed and is being closed: nobody is left to answer
         if (read === GONE || (conn && conn.phase === Phase.Closing)) return
         if (read === TOO_LARGE) return await refuse(new ApiError('REQUEST_ENTITY_TOO_LARGE'))
         if (conn) bodyIn(conn)
-        body = read
+        // a body sent with a GET or HEAD is read (within the limit, so the next request on the connection can be) and ignored
+        if (!bodiless) body = read
       }
       const answer = await opts.handle({
         method,

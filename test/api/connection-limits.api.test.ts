@@ -100,6 +100,21 @@ describe('bodies over the limit (1 MiB)', () => {
     expect(over.status()).toBe(413)
   })
 
+  it('bounds a body sent with a GET the same way, and ignores one within the limit', async () => {
+    const over = await openTls(crowded.server.port, { localAddress: '127.0.0.9' })
+    await over.write('GET /edge/client/v1/version HTTP/1.1\r\nhost: localhost\r\ntransfer-encoding: chunked\r\n\r\n')
+    const piece = Buffer.alloc(64 * 1024, 'a')
+    const written = await flood(over, Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]), 64 * 1024 * 1024)
+    await over.closed
+    expect(over.status()).toBe(413)
+    expect(written).toBeLessThan(24 * 1024 * 1024)
+    const small = await openTls(crowded.server.port, { localAddress: '127.0.0.9' })
+    await small.write('GET /edge/client/v1/version HTTP/1.1\r\nhost: localhost\r\ncontent-length: 5\r\n\r\nhello')
+    await small.write('GET /edge/client/v1/version HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n')
+    await small.closed
+    expect(small.received().match(/HTTP\/1\.1 200/g)?.length).toBe(2)
+  })
+
   it('survives bodies aborted after the headers, half-way and after the 413', async () => {
     const afterHeaders = await openTls(crowded.server.port, { localAddress: '127.0.0.9' })
     await afterHeaders.write(`${LOGIN}content-length: 1000\r\n\r\n`)
