@@ -73,6 +73,8 @@ import { buildCertsOnlyPkcs7 } from './pki/pki-pkcs7.ts'
 import { createSessionResolver } from './http/http-auth.ts'
 import { buildApp } from './http/http-app.ts'
 import { startListener } from './http/http-listener.ts'
+import type { ConnectionLimits } from './http/http-connections.ts'
+import { installLastResort } from './lib/last-resort.ts'
 import type { RouteDef } from './http/http-route.ts'
 import { versionRoutes, type VersionInfo } from './http/routes/shared/version-routes.ts'
 import { authenticateRoutes } from './http/routes/shared/authenticate-routes.ts'
@@ -148,6 +150,13 @@ export interface ServerOptions {
   jwksCooldownMs?: number
   /** Where database snapshots go (`POST /database/snapshot`, the integrity fix); default: the data directory. */
   snapshotDir?: string
+  /** Limits of the listener's connections and requests (unset members: CONNECTION_LIMIT_DEFAULTS). */
+  connectionLimits?: Partial<ConnectionLimits>
+  /**
+   * Log an exception or rejection that nothing caught and keep running (`edgeplane run`; lib/last-resort.ts), instead
+   * of the runtime's default of ending the process. Off in tests, whose runner has its own.
+   */
+  catchStrayErrors?: boolean
 }
 
 export interface RunningServer {
@@ -178,6 +187,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const clock = opts.clock ?? systemClock
   const logger = createLogger({ level: opts.logLevel ?? 'info', write: opts.log })
   const log = noteLogger(logger)
+  const removeLastResort = opts.catchStrayErrors ? installLastResort(process, (failure, msg) => logger.error({ ...failure }, msg)) : undefined
   const host = opts.host ?? '127.0.0.1'
   const timeoutMs = opts.sessionTimeoutMs ?? 30 * 60_000
   const startedAt = clock.now()
@@ -466,6 +476,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     port: opts.port ?? 1280,
     tls: await ca.ask({ type: 'ca.tlsCredentials' }),
     maxBodyBytes: MAX_BODY_BYTES,
+    limits: opts.connectionLimits,
     handle: (call) => app.handle(call),
     log,
     logRequest: (r) => logger.request(r),
@@ -506,6 +517,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       await Promise.all([identities.stop(), sessions.stop(), graph.stop(), ca.stop()])
       await store.close()
       logger.flush()
+      removeLastResort?.()
     },
   }
 }

@@ -18,7 +18,7 @@ import { createIntermediateCa, issueClientCertificate, type CaSigner } from '../
 import { exportPrivateKeyPem, generateKeyPair } from '../../src/pki/pki-keys.ts'
 import { childLogin, childRequest, controllerCommand, killChildren, startChild, type ChildController } from '../support/child-controller.ts'
 import { makeTestCa } from '../support/pki.ts'
-import { hasFinalAnswers, openTcp, openTls, parseResponses, type RawConn, type RawResponse } from '../support/raw-conn.ts'
+import { hasFinalAnswers, openTcp, openTls, parseResponses, type RawConn, type RawResponse } from '../support/raw-wire.ts'
 import { rng } from '../support/rng.ts'
 import { checkAnswer } from '../support/spec-check.ts'
 
