@@ -83,8 +83,8 @@ async function ensureAlive(): Promise<void> {
   await start()
 }
 
-function deathReport(kind: string): string {
-  return `the controller died during "${kind}" (exit code ${child.proc.exitCode}, signal ${child.proc.signalCode}); its log ends:\n${child.stderrTail().slice(-4000)}`
+function deathReport(kind: string, target: ChildController = child): string {
+  return `the controller died during "${kind}" (exit code ${target.proc.exitCode}, signal ${target.proc.signalCode}); its log ends:\n${target.stderrTail().slice(-4000)}`
 }
 
 let probes = 0
@@ -93,17 +93,17 @@ let probes = 0
  * After a kind: the child is alive, answers GET /version, the admin logs in, and a write commits and reads back.
  * A dead child fails with its exit status and the end of its log.
  */
-async function expectServing(kind: string): Promise<void> {
+async function expectServing(kind: string, target: ChildController = child): Promise<void> {
   // a crash in a callback may come a moment after the answer that caused it
   await Bun.sleep(150)
-  if (isDead()) throw new Error(deathReport(kind))
-  const version = await childRequest(child.url, 'GET', `${C}/version`)
+  if (target.proc.exitCode !== null || target.proc.signalCode !== null) throw new Error(deathReport(kind, target))
+  const version = await childRequest(target.url, 'GET', `${C}/version`)
   expect(version.status).toBe(200)
-  const session = await childLogin(child.url, 'admin', PASSWORD)
+  const session = await childLogin(target.url, 'admin', PASSWORD)
   const name = `after ${kind} ${++probes}`
-  const created = await childRequest(child.url, 'POST', `${M}/identities`, { token: session, body: { name, type: 'User', isAdmin: false } })
+  const created = await childRequest(target.url, 'POST', `${M}/identities`, { token: session, body: { name, type: 'User', isAdmin: false } })
   expect(created.status).toBe(201)
-  const read = await childRequest(child.url, 'GET', `${M}/identities/${created.body.data.id}`, { token: session })
+  const read = await childRequest(target.url, 'GET', `${M}/identities/${created.body.data.id}`, { token: session })
   expect(read.status).toBe(200)
   expect(read.body.data.name).toBe(name)
 }
@@ -382,6 +382,58 @@ describe(`transport fuzz against a child controller (seed ${SEED})`, () => {
     for (const conn of [a, b, c]) conn.destroy()
     expect([a, b, c].map((conn) => finalOf(conn)[0]?.status)).toEqual([200, 200, 200])
   })
+
+  it('past the connection timeouts (a second child with 1 s limits): a dribbling client is answered 408, a stalled handshake and an idle connection are closed', async () => {
+    // the main child keeps the default limits (10 s and more); these are the shortest the settings take
+    const shortDir = mkdtempSync(join(tmpdir(), 'edgeplane-transport-short-'))
+    const short = await startChild(shortDir, PASSWORD, {
+      config: { ...CHILD_CONFIG, connectionLimits: { handshakeTimeout: '1s', headersTimeout: '1s', requestTimeout: '2s', keepAliveTimeout: '1s' } },
+    })
+    try {
+      const shortPort = Number(new URL(short.url).port)
+      const login = json({ username: 'admin', password: PASSWORD })
+      const hello = await clientHello()
+      const [headers, body, idle, stalled, silent] = await Promise.all([openTls(shortPort), openTls(shortPort), openTls(shortPort), openTcp(shortPort), openTls(shortPort)])
+      // headers a byte every 100 ms, past the 1 s for the headers
+      const dribbleHead = (async () => {
+        for (const ch of head('GET', `${C}/version`)) {
+          if (headers.isClosed()) break
+          await headers.write(ch)
+          await Bun.sleep(100)
+        }
+      })()
+      // a body a byte every 100 ms, past the 2 s for the whole request
+      const dribbleBody = (async () => {
+        await body.write(head('POST', LOGIN_PATH, { ...JSON_HEAD, 'content-length': Buffer.byteLength(login) }))
+        for (const ch of login) {
+          if (body.isClosed()) break
+          await body.write(ch)
+          await Bun.sleep(100)
+        }
+      })()
+      // one request answered, then nothing: the keep-alive wait ends it
+      await idle.write(head('GET', `${C}/version`))
+      // half a ClientHello, then nothing
+      await stalled.write(hello.subarray(0, hello.length >> 1))
+      // each is closed by the server well within these 6 s, or the case fails below
+      await Promise.all([dribbleHead, dribbleBody, ...[headers, body, idle, stalled, silent].map((c) => c.until(() => false, 6_000))])
+      const outcome = [headers, body, idle, stalled, silent].map((c) => ({ closed: c.isClosed(), statuses: finalOf(c).map((r) => r.status) }))
+      for (const c of [headers, body, idle, stalled, silent]) c.destroy()
+      expect(outcome).toEqual([
+        { closed: true, statuses: [408] },
+        { closed: true, statuses: [408] },
+        { closed: true, statuses: [200] },
+        { closed: true, statuses: [] },
+        { closed: true, statuses: [] },
+      ])
+      await expectServing('past the connection timeouts', short)
+    } finally {
+      short.proc.kill(9)
+      await short.proc.exited
+      rmSync(shortDir, { recursive: true, force: true })
+      rmSync(`${shortDir}.config.yml`, { force: true })
+    }
+  }, 30_000)
 
   kind('1,000 idle connections (half without a TLS handshake), then the established ones still answer', async () => {
     const limit = openFileLimit()
