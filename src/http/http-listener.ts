@@ -26,7 +26,7 @@ import { renderedBody } from './http-body.ts'
 import { renderApiError, renderThrown } from './http-errors.ts'
 import { peerOfSocket } from './peer-cert.ts'
 import {
-  answered, awaitingBody, bodyIn, bytesIn, closing, CONNECTION_LIMIT_DEFAULTS, ConnectionTable, handshaken, Phase, requestIn, type Conn, type ConnectionLimits,
+  answered, awaitingBody, bodyIn, bytesIn, closing, writing, CONNECTION_LIMIT_DEFAULTS, ConnectionTable, handshaken, Phase, requestIn, type Conn, type ConnectionLimits,
 } from './http-connections.ts'
 import type { Answer, IncomingCall } from './http-call.ts'
 
@@ -185,6 +185,8 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
       } else socket.destroy()
     }, second),
   )
+  // what the Keep-Alive header of an answer tells the client (the connection table enforces it)
+  httpServer.keepAliveTimeout = limits.keepAliveTimeoutMs
   httpServer.on('error', guarded('the HTTP server', (e: unknown) => report(`listener: HTTP server error: ${describeThrown(e)}`)))
 
   let origin = ''
@@ -328,6 +330,8 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
   async function write(res: http.ServerResponse, response: Response, extra: readonly string[], closeAfter: boolean, written: () => void): Promise<void> {
     const rendered = renderedBody(response)
     const buf = rendered ? undefined : response.body ? Buffer.from(await response.arrayBuffer()) : undefined
+    const conn = (res.socket as TrackedSocket | null)?.[CONN]
+    if (conn) writing(conn, performance.now())
     const headers: string[] = []
     response.headers.forEach((value, key) => headers.push(key, value))
     for (const h of extra) headers.push(h)

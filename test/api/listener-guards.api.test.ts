@@ -20,6 +20,7 @@ let listener: Listener
 const logged: string[] = []
 const requests: AnsweredRequest[] = []
 /** What the sinks do on their next line: write it, or throw. */
+const BIG = 64 * 1024 * 1024
 const sinks = { log: 'write' as 'write' | 'throw', request: 'write' as 'write' | 'throw' }
 const slow: { answer?: () => void } = {}
 
@@ -31,6 +32,7 @@ beforeAll(async () => {
     port: 0,
     tls: pki.tls,
     maxBodyBytes: 1024,
+    limits: { writeTimeoutMs: 300 },
     log: (line) => {
       if (sinks.log === 'throw') throw new Error('the log sink is broken')
       logged.push(line)
@@ -51,6 +53,8 @@ beforeAll(async () => {
           const body = new ReadableStream({ pull: (c) => c.error(new Error('the body stream failed')) })
           return Promise.resolve({ response: new Response(body, { status: 200 }), headers: [] })
         }
+        case '/big':
+          return Promise.resolve({ response: new Response(new Uint8Array(BIG)), headers: [] })
         case '/slow':
           // answered once the test says so (after its client went away)
           return new Promise((resolve) => {
@@ -148,6 +152,20 @@ describe('clients that go away', () => {
     // give the server a turn to see the close, then let the app answer into the closed connection
     await new Promise((r) => setTimeout(r, 50))
     answer()
+    await expectServing()
+  })
+
+  it('disconnects a client that stops reading its answer once the write timeout has passed', async () => {
+    requests.length = 0
+    const conn = await openTls(listener.port)
+    conn.socket.pause()
+    await conn.write('GET /big HTTP/1.1\r\nhost: localhost\r\n\r\n')
+    // the answer ends (its log line is written) when the server gives up on the client
+    while (!requests.some((r) => r.path === '/big')) await new Promise((r) => setTimeout(r, 20))
+    conn.socket.resume()
+    await conn.closed
+    expect(conn.status()).toBe(200)
+    expect(conn.received().length).toBeLessThan(BIG)
     await expectServing()
   })
 

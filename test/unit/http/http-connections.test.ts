@@ -2,7 +2,7 @@
 // deadline of each phase, on times passed in (no clock, no sockets).
 import { describe, expect, it } from 'bun:test'
 import {
-  answered, awaitingBody, bodyIn, bytesIn, CLOSING_LINGER_MS, closing, CONNECTION_LIMIT_DEFAULTS, ConnectionTable, handshaken, Phase, requestIn,
+  answered, awaitingBody, bodyIn, bytesIn, CLOSING_LINGER_MS, closing, CONNECTION_LIMIT_DEFAULTS, ConnectionTable, handshaken, Phase, requestIn, writing,
   type ConnectionLimits,
 } from '../../../src/http/http-connections.ts'
 
@@ -88,6 +88,20 @@ describe('ConnectionTable: deadlines', () => {
     expect(c.phase).toBe(Phase.Headers)
     expect(expiredAt(t, 1_100)).toEqual([])
     expect(expiredAt(t, 1_101)).toEqual(['c'])
+  })
+
+  it('bounds the writing of an answer from its start, then waits for the next request', () => {
+    const t = new ConnectionTable<string>({ ...LIMITS, writeTimeoutMs: 300 })
+    const c = t.admit('c', 'x', 0)!
+    handshaken(c, 0)
+    requestIn(c, 0)
+    expect(expiredAt(t, 1_000_000)).toEqual([])
+    writing(c, 1_000)
+    expect(c.phase).toBe(Phase.Writing)
+    expect(expiredAt(t, 1_300)).toEqual([])
+    expect(expiredAt(t, 1_301)).toEqual(['c'])
+    answered(c, 1_200)
+    expect(c.phase).toBe(Phase.Idle)
   })
 
   it('keeps a connection busy while any of its pipelined requests is unanswered', () => {
