@@ -65,6 +65,7 @@ export const ConfigFileSchema = Type.Object(
           headersTimeout: Type.Optional(Type.String({ minLength: 1 })),
           requestTimeout: Type.Optional(Type.String({ minLength: 1 })),
           keepAliveTimeout: Type.Optional(Type.String({ minLength: 1 })),
+          writeTimeout: Type.Optional(Type.String({ minLength: 1 })),
           maxHeaderBytes: Type.Optional(Type.Integer({ minimum: 1024, maximum: 1024 * 1024 })),
           maxHeaders: Type.Optional(Type.Integer({ minimum: 10, maximum: 10_000 })),
           maxConnections: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
@@ -111,6 +112,7 @@ export interface Config {
     headersTimeoutMs?: number
     requestTimeoutMs?: number
     keepAliveTimeoutMs?: number
+    writeTimeoutMs?: number
     maxHeaderBytes?: number
     maxHeaders?: number
     maxConnections?: number
@@ -253,7 +255,7 @@ export function resolveConfig(flags: ConfigFlags, env: Record<string, string | u
   }
   const snapshotDir = flags.snapshotDir ?? env.EDGEPLANE_SNAPSHOT_DIR ?? file.snapshotDir
   const limits = file.connectionLimits ?? {}
-  const limitMs = (key: 'handshakeTimeout' | 'headersTimeout' | 'requestTimeout' | 'keepAliveTimeout') => {
+  const limitMs = (key: 'handshakeTimeout' | 'headersTimeout' | 'requestTimeout' | 'keepAliveTimeout' | 'writeTimeout') => {
     const text = limits[key]
     return text === undefined ? undefined : durationSetting(`connectionLimits.${key}`, text, 0, MIN_CONNECTION_TIMEOUT_MS)
   }
@@ -286,6 +288,7 @@ export function resolveConfig(flags: ConfigFlags, env: Record<string, string | u
       headersTimeoutMs: limitMs('headersTimeout'),
       requestTimeoutMs: limitMs('requestTimeout'),
       keepAliveTimeoutMs: limitMs('keepAliveTimeout'),
+      writeTimeoutMs: limitMs('writeTimeout'),
       maxHeaderBytes: limits.maxHeaderBytes,
       maxHeaders: limits.maxHeaders,
       maxConnections: limits.maxConnections,

@@ -5,8 +5,9 @@
  * - A connection is counted from the moment it is accepted (before its TLS handshake) until it closes.
  * - Each phase has one deadline: the handshake (handshakeTimeoutMs from the accept), a new connection's first request
  *   (headersTimeoutMs from the handshake), a request's headers (headersTimeoutMs from its first byte), its whole body
- *   (requestTimeoutMs from its first byte), the wait between requests (keepAliveTimeoutMs), and the last moments of a
- *   connection being closed (CLOSING_LINGER_MS). A request being answered has none (the app bounds its own work).
+ *   (requestTimeoutMs from its first byte), the writing of its answer (writeTimeoutMs), the wait between requests
+ *   (keepAliveTimeoutMs), and the last moments of a connection being closed (CLOSING_LINGER_MS). A request being
+ *   worked on by the app has none (the app bounds its own work).
  * - Deadlines are absolute, so a client dribbling one byte at a time gains nothing; they are checked by one sweep
  *   (`sweep`, run by the listener's one timer), so that a request costs a few field writes, never a timer of its own.
  * Pure bookkeeping: time is passed in, and what to do with an expired connection is the listener's business.
@@ -22,6 +23,8 @@ export interface ConnectionLimits {
   requestTimeoutMs: number
   /** How long a connection may wait, open, for its next request. */
   keepAliveTimeoutMs: number
+  /** To hand an answer to a client that reads it, from its first byte written (a client that stops reading is closed). */
+  writeTimeoutMs: number
   /** The request line and headers together, in bytes (more: 431, refused by the HTTP parser). */
   maxHeaderBytes: number
   /** Header fields in one request (more: 431). */
@@ -38,6 +41,7 @@ export const CONNECTION_LIMIT_DEFAULTS: Readonly<ConnectionLimits> = {
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 65_000,
+  writeTimeoutMs: 30_000,
   maxHeaderBytes: 16 * 1024,
   maxHeaders: 100,
   maxConnections: 10_000,
@@ -59,10 +63,12 @@ export const Phase = {
   Headers: 3,
   /** Receiving a request's body. */
   Body: 4,
-  /** Its request is being answered: no deadline. */
+  /** Its request is being worked on by the app: no deadline. */
   Busy: 5,
+  /** Its answer is being written. */
+  Writing: 6,
   /** Being closed by the server. */
-  Closing: 6,
+  Closing: 7,
 } as const
 export type Phase = (typeof Phase)[keyof typeof Phase]
 
@@ -149,6 +155,8 @@ export class ConnectionTable<S> {
         return this.limits.requestTimeoutMs
       case Phase.Idle:
         return this.limits.keepAliveTimeoutMs
+      case Phase.Writing:
+        return this.limits.writeTimeoutMs
       case Phase.Closing:
         return Math.min(CLOSING_LINGER_MS, this.limits.headersTimeoutMs)
       case Phase.Busy:
@@ -195,9 +203,18 @@ export function bodyIn(conn: Conn<unknown>): void {
   if (conn.phase === Phase.Body) conn.phase = Phase.Busy
 }
 
+/** The answer is being written: it must be out within writeTimeoutMs. */
+export function writing(conn: Conn<unknown>, now: number): void {
+  if (conn.phase === Phase.Busy) {
+    conn.phase = Phase.Writing
+    conn.since = now
+  }
+}
+
 /** A request was answered: the connection waits for the next one, unless others are still being answered. */
 export function answered(conn: Conn<unknown>, now: number): void {
   if (conn.inflight > 0) conn.inflight--
+  if (conn.phase === Phase.Writing) conn.phase = Phase.Busy
   if (conn.inflight === 0 && conn.phase === Phase.Busy) {
     conn.phase = Phase.Idle
     conn.since = now

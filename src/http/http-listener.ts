@@ -26,7 +26,7 @@ import { renderedBody } from './http-body.ts'
 import { renderApiError, renderThrown } from './http-errors.ts'
 import { peerOfSocket } from './peer-cert.ts'
 import {
-  answered, awaitingBody, bodyIn, bytesIn, closing, CONNECTION_LIMIT_DEFAULTS, ConnectionTable, handshaken, Phase, requestIn, type Conn, type ConnectionLimits,
+  answered, awaitingBody, bodyIn, bytesIn, closing, writing, CONNECTION_LIMIT_DEFAULTS, ConnectionTable, handshaken, Phase, requestIn, type Conn, type ConnectionLimits,
 } from './http-connections.ts'
 import type { Answer, IncomingCall } from './http-call.ts'
 
@@ -115,6 +115,31 @@ export function describeThrown(e: unknown): string {
   }
 }
 
+/**
+ * `fn` as an event listener that no exception leaves: one is reported (`listener: <what> failed: <stack>`) and the
+ * connection it was about (`socketOf` its arguments), if any, destroyed. `report` must not throw (the listener's own
+ * swallows a failing log sink).
+ */
+export function guard<A extends unknown[]>(
+  report: (line: string) => void,
+  what: string,
+  fn: (...args: A) => void,
+  socketOf?: (...args: A) => { destroy(): unknown } | undefined,
+) {
+  return (...args: A): void => {
+    try {
+      fn(...args)
+    } catch (e) {
+      report(`listener: ${what} failed: ${describeThrown(e)}`)
+      try {
+        socketOf?.(...args)?.destroy()
+      } catch {
+        // a socket that cannot even be destroyed is gone already
+      }
+    }
+  }
+}
+
 export async function startListener(opts: ListenerOptions): Promise<Listener> {
   const limits: ConnectionLimits = { ...CONNECTION_LIMIT_DEFAULTS, ...opts.limits }
   const table = new ConnectionTable<TrackedSocket>(limits)
@@ -130,20 +155,11 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
       // the log sink failed too: nothing is left to tell
     }
   }
-  /** `fn` as an event listener that no exception leaves: one is logged, under `what`, and the socket (if any) closed. */
-  const guarded = <A extends unknown[]>(what: string, fn: (...args: A) => void, socket?: Socket) =>
-    (...args: A): void => {
-      try {
-        fn(...args)
-      } catch (e) {
-        report(`listener: ${what} failed: ${describeThrown(e)}`)
-        try {
-          socket?.destroy()
-        } catch {
-          // a socket that cannot even be destroyed is gone already
-        }
-      }
-    }
+  const guarded = <A extends unknown[]>(what: string, fn: (...args: A) => void, socketOf?: (...args: A) => Socket | undefined) =>
+    guard(report, what, fn, socketOf)
+  /** The socket of a listener whose first argument is it; the one of `(error, socket)` listeners. */
+  const first = (socket: Socket) => socket
+  const second = (_e: unknown, socket?: Socket) => socket
 
   const httpServer = http.createServer({ maxHeaderSize: limits.maxHeaderBytes }, (req, res) => {
     inflight++
@@ -167,8 +183,10 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
         if (conn) closing(conn, performance.now())
         else socket.destroy()
       } else socket.destroy()
-    }),
+    }, second),
   )
+  // what the Keep-Alive header of an answer tells the client (the connection table enforces it)
+  httpServer.keepAliveTimeout = limits.keepAliveTimeoutMs
   httpServer.on('error', guarded('the HTTP server', (e: unknown) => report(`listener: HTTP server error: ${describeThrown(e)}`)))
 
   let origin = ''
@@ -312,6 +330,8 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
   async function write(res: http.ServerResponse, response: Response, extra: readonly string[], closeAfter: boolean, written: () => void): Promise<void> {
     const rendered = renderedBody(response)
     const buf = rendered ? undefined : response.body ? Buffer.from(await response.arrayBuffer()) : undefined
+    const conn = (res.socket as TrackedSocket | null)?.[CONN]
+    if (conn) writing(conn, performance.now())
     const headers: string[] = []
     response.headers.forEach((value, key) => headers.push(key, value))
     for (const h of extra) headers.push(h)
@@ -392,11 +412,14 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
         return
       }
       socket[CONN] = conn
-      socket.on('error', guarded('a socket error', (e: NodeJS.ErrnoException) => {
-        if (!CLIENT_GONE.has(e.code ?? '')) report(`listener: connection from ${conn.address}: ${describeThrown(e)}`)
-      }))
+      socket.on(
+        'error',
+        guarded('a socket error', (e: NodeJS.ErrnoException) => {
+          if (!CLIENT_GONE.has(e.code ?? '')) report(`listener: connection from ${conn.address}: ${describeThrown(e)}`)
+        }),
+      )
       socket.once('close', guarded('a socket close', () => table.release(conn)))
-    }),
+    }, first),
   )
   tlsServer.on(
     'secureConnection',
@@ -405,18 +428,21 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
       if (conn) {
         handshaken(conn, performance.now())
         // the first byte of a request starts its clock (before the HTTP parser sees it: this listener comes first)
-        socket.on('data', () => {
-          if (conn.phase === Phase.Idle || conn.phase === Phase.Waiting) bytesIn(conn, performance.now())
-        })
+        socket.on(
+          'data',
+          guarded('reading a connection', () => {
+            if (conn.phase === Phase.Idle || conn.phase === Phase.Waiting) bytesIn(conn, performance.now())
+          }),
+        )
       }
       httpServer.emit('connection', socket)
-    }),
+    }, first),
   )
   tlsServer.on(
     'tlsClientError',
     guarded('a TLS handshake failure', (_e: unknown, socket?: Socket) => {
       socket?.destroy()
-    }),
+    }, second),
   )
 
   await new Promise<void>((resolve, reject) => {

@@ -139,13 +139,14 @@ describe('operations settings (issue 12, part G)', () => {
   it('case=connection limits from the file: durations parsed, bounds checked, unset ones left to the defaults', () => {
     const cfg = file(
       'conn.yml',
-      'connectionLimits: {handshakeTimeout: 5s, headersTimeout: 2s, requestTimeout: 1m, keepAliveTimeout: 90s, maxHeaderBytes: 32768, maxHeaders: 50, maxConnections: 500, maxConnectionsPerAddress: 20}\n',
+      'connectionLimits: {handshakeTimeout: 5s, headersTimeout: 2s, requestTimeout: 1m, keepAliveTimeout: 90s, writeTimeout: 45s, maxHeaderBytes: 32768, maxHeaders: 50, maxConnections: 500, maxConnectionsPerAddress: 20}\n',
     )
     expect(resolveConfig({ config: cfg }, {}).connectionLimits).toEqual({
       handshakeTimeoutMs: 5_000,
       headersTimeoutMs: 2_000,
       requestTimeoutMs: 60_000,
       keepAliveTimeoutMs: 90_000,
+      writeTimeoutMs: 45_000,
       maxHeaderBytes: 32_768,
       maxHeaders: 50,
       maxConnections: 500,
