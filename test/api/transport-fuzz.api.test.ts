@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import tls from 'node:tls'
 import { createIntermediateCa, issueClientCertificate, type CaSigner } from '../../src/pki/pki-certs.ts'
-import { exportPrivateKeyPem, generateKeyPair } from '../../src/pki/pki-keys.ts'
+import { exportPrivateKeyPem, generateKeyPair, importPrivateKeyPem } from '../../src/pki/pki-keys.ts'
 import { childLogin, childRequest, controllerCommand, killChildren, startChild, type ChildController } from '../support/child-controller.ts'
 import { makeTestCa } from '../support/pki.ts'
 import { hasFinalAnswers, openTcp, openTls, parseResponses, type RawConn, type RawResponse } from '../support/raw-wire.ts'
@@ -506,16 +506,20 @@ describe(`transport fuzz against a child controller (seed ${SEED})`, () => {
     for (const c of conns) c.destroy()
   })
 
-  kind('a client certificate chain of 50 certificates', async () => {
-    const chain = await longChain(50)
-    const client = { cert: chain.pem, key: chain.keyPem }
+  kind('a client certificate chain of 50 certificates, from a foreign root and from the controller\'s own CA', async () => {
+    const pki = join(dataDir, 'pki')
+    const own = await longChain(50, { certPem: readFileSync(join(pki, 'intermediate-ca.cert.pem'), 'utf8'), privateKey: await importPrivateKeyPem(readFileSync(join(pki, 'intermediate-ca.key.pem'), 'utf8')) })
+    for (const chain of [await longChain(50), own]) await presentChain({ cert: chain.pem, key: chain.keyPem })
+  })
+
+  async function presentChain(client: { cert: string; key: string }): Promise<void> {
     const conn = await openTls(port, client)
     await conn.write(head('GET', `${C}/version`) + head('POST', `${C}/authenticate?method=cert`, { ...JSON_HEAD, 'content-length': 2 }) + '{}')
     await conn.until((b) => hasFinalAnswers(b, 2), 10_000)
     conn.destroy()
     const [version, login] = finalOf(conn)
     expect(expectNoProblem('GET', `${C}/version`, version).status).toBe(200)
-    // a certificate from a CA the controller does not know
+    // a certificate no identity has (from a CA the controller does not know, or through CAs it never issued)
     expect(expectNoProblem('POST', `${C}/authenticate`, login).status).toBe(401)
     // and many of them at once
     await Promise.all(Array.from({ length: 20 }, async () => {
@@ -525,7 +529,7 @@ describe(`transport fuzz against a child controller (seed ${SEED})`, () => {
       c.destroy()
       expect(finalOf(c)[0]?.status).toBe(401)
     }))
-  })
+  }
 
   kind('invalid UTF-8 in paths, queries and JSON', async () => {
     const bad = [Buffer.from([0xff, 0xfe]), Buffer.from([0xc0, 0xaf]), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from([0xe2, 0x82])]
@@ -859,11 +863,14 @@ function clientHello(): Promise<Buffer> {
   })
 }
 
-/** A leaf and `length - 1` CA certificates above it, each signed by the next, as one PEM (leaf first), and the leaf's key. */
-async function longChain(length: number): Promise<{ pem: string; keyPem: string }> {
-  const root = await makeTestCa({ commonName: 'chain CA 0' })
-  let issuer: CaSigner = root.signer
-  const cas = [root.certPem]
+/**
+ * A leaf and `length - 1` CA certificates above it, each signed by the next, as one PEM (leaf first), and the leaf's
+ * key. The top one is a fresh root, or (given `top`) a CA that `top` signed, `top` itself counted in the length.
+ */
+async function longChain(length: number, top?: CaSigner): Promise<{ pem: string; keyPem: string }> {
+  const root = top ? undefined : await makeTestCa({ commonName: 'chain CA 0' })
+  let issuer: CaSigner = top ?? root!.signer
+  const cas = [top?.certPem ?? root!.certPem]
   const now = Date.now()
   const validity = { notBefore: now - 3_600_000, notAfter: now + 86_400_000 }
   for (let i = 1; i < length - 1; i++) {
