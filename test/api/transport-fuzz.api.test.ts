@@ -570,6 +570,34 @@ describe(`transport fuzz against a child controller (seed ${SEED})`, () => {
     expect(problems).toEqual([])
   })
 
+  kind('upgrades, CONNECT, the HTTP/2 preface, and two framings at once: a 4xx or a normal answer, never silence', async () => {
+    const login = json({ username: 'admin', password: PASSWORD })
+    const cases: { bytes: string; path: string; method: string }[] = [
+      { method: 'GET', path: `${C}/version`, bytes: head('GET', `${C}/version`, { connection: 'upgrade', upgrade: 'websocket', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', 'sec-websocket-version': 13 }) },
+      { method: 'GET', path: `${C}/version`, bytes: head('GET', `${C}/version`, { connection: 'Upgrade, HTTP2-Settings', upgrade: 'h2c', 'http2-settings': 'AAMAAABkAAQCAAAAAAIAAAAA' }) },
+      { method: 'POST', path: LOGIN_PATH, bytes: head('POST', LOGIN_PATH, { ...JSON_HEAD, connection: 'upgrade', upgrade: 'websocket', 'content-length': login.length }) + login },
+      { method: 'PRI', path: '*', bytes: 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n' },
+      { method: 'CONNECT', path: 'localhost:443', bytes: 'CONNECT localhost:443 HTTP/1.1\r\nhost: localhost:443\r\n\r\n' },
+      { method: 'CONNECT', path: `${C}/version`, bytes: head('CONNECT', `${C}/version`) },
+      { method: 'OPTIONS', path: '*', bytes: head('OPTIONS', '*') },
+      { method: 'GET', path: `${C}/version`, bytes: head('GET', `${C}/version`, { 'transfer-encoding': 'chunked', 'content-length': 5 }) + '0\r\n\r\n' },
+      { method: 'POST', path: LOGIN_PATH, bytes: head('POST', LOGIN_PATH, { ...JSON_HEAD, 'content-length': login.length, 'transfer-encoding': 'chunked' }) + chunked(Buffer.from(login)).toString('latin1') },
+      { method: 'GET', path: `${C}/version`, bytes: head('GET', `${C}/version`, { 'content-length': '5, 6' }) },
+    ]
+    const silent: string[] = []
+    for (const c of cases) {
+      const { responses, conn } = await exchange(c.bytes, 1, 3_000)
+      conn.destroy()
+      if (responses.length === 0) silent.push(`${JSON.stringify(c.bytes.slice(0, 60))}: closed without an answer`)
+      for (const r of responses) {
+        const problem = problemOf(c.method, c.path, r)
+        if (problem) silent.push(`${JSON.stringify(c.bytes.slice(0, 60))}: ${problem}`)
+        else if (r.status >= 500 || (r.status >= 300 && r.status < 400)) silent.push(`${JSON.stringify(c.bytes.slice(0, 60))}: ${r.status}`)
+      }
+    }
+    expect(silent).toEqual([])
+  })
+
   kind('HTTP/1.0 requests', async () => {
     const login = json({ username: 'admin', password: PASSWORD })
     // without Host, answered and closed
