@@ -483,7 +483,7 @@ describe(`transport fuzz against a child controller (seed ${SEED})`, () => {
     }
   })
 
-  kind('bytes that are not TLS, and a truncated ClientHello, on the TLS port', async () => {
+  kind('bytes that are not TLS, a truncated ClientHello, and garbage after a handshake, on the TLS port', async () => {
     const hello = await clientHello()
     const sends: Buffer[] = [
       Buffer.from(head('GET', `${C}/version`)),
@@ -504,6 +504,22 @@ describe(`transport fuzz against a child controller (seed ${SEED})`, () => {
     for (const c of conns) expect(c.received().subarray(0, 5).toString('latin1')).not.toBe('HTTP/')
     await expectServing('with truncated handshakes pending')
     for (const c of conns) c.destroy()
+    // after a good handshake and request, bytes that are not TLS records, or a record that fails to decrypt
+    const statuses: number[] = []
+    for (const garbage of [Buffer.from('garbage after the handshake'), Buffer.from([0x17, 0x03, 0x03, 0x00, 0x20, ...Array(32).fill(7)])]) {
+      const tcp = net.connect({ host: '127.0.0.1', port })
+      await new Promise((resolve, reject) => tcp.once('connect', resolve).once('error', reject))
+      const secure = tls.connect({ socket: tcp, rejectUnauthorized: false, servername: 'localhost' })
+      secure.on('error', () => undefined)
+      await new Promise((resolve) => secure.once('secureConnect', resolve))
+      const answer = new Promise<number>((resolve) => secure.once('data', (d: Buffer) => resolve(Number(d.toString('latin1').slice(9, 12)))))
+      secure.write(head('GET', `${C}/version`))
+      statuses.push(await answer)
+      tcp.write(garbage)
+      await Bun.sleep(100)
+      tcp.destroy()
+    }
+    expect(statuses).toEqual([200, 200])
   })
 
   kind('a client certificate chain of 50 certificates, from a foreign root and from the controller\'s own CA', async () => {
@@ -795,8 +811,11 @@ function fuzzRequest(next: Next): Buffer {
 /** What connection number `i` of the fuzz does, from its own generator. */
 function connectionPlan(next: Next, hello: Buffer): ConnectionPlan {
   if (next() < 0.03) {
+    const flipped = Buffer.from(hello)
+    for (let k = 1 + Math.floor(next() * 6); k > 0; k--) flipped[Math.floor(next() * flipped.length)] = Math.floor(next() * 256)
     const bytes = pick(next, [
       hello.subarray(0, Math.floor(next() * hello.length)),
+      flipped,
       Buffer.from(head('GET', `${C}/version`)),
       Buffer.from(Array.from({ length: 1 + Math.floor(next() * 4096) }, () => Math.floor(next() * 256))),
     ])
