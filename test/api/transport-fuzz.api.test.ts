@@ -117,6 +117,7 @@ async function expectServing(kind: string, target: ChildController = child): Pro
 function kind(name: string, body: () => Promise<void>, timeoutMs = 30_000): void {
   it(name, async () => {
     await ensureAlive()
+    const errorsBefore = child.errorLines().length
     try {
       await body()
     } catch (e) {
@@ -125,7 +126,25 @@ function kind(name: string, body: () => Promise<void>, timeoutMs = 30_000): void
       throw e
     }
     await expectServing(name)
+    // a hostile client is not the server's error: an error line means an exception that a safety net caught
+    expect(errorKinds(child.errorLines().slice(errorsBefore))).toEqual([])
   }, timeoutMs)
+}
+
+/** Error log lines by message (request ids and stacks left out), each with its count. */
+function errorKinds(lines: string[]): string[] {
+  const counts = new Map<string, number>()
+  for (const line of lines) {
+    let msg = line
+    try {
+      msg = String((JSON.parse(line) as { msg?: unknown }).msg ?? line)
+    } catch {
+      // not JSON: the line itself
+    }
+    msg = msg.split('\n')[0].replace(/^request \S+:? /, '').slice(0, 300)
+    counts.set(msg, (counts.get(msg) ?? 0) + 1)
+  }
+  return [...counts].map(([m, n]) => `${n}× ${m}`)
 }
 
 /**
@@ -429,6 +448,7 @@ describe(`transport fuzz against a child controller (seed ${SEED})`, () => {
         { closed: true, statuses: [] },
       ])
       await expectServing('past the connection timeouts', short)
+      expect(errorKinds(short.errorLines())).toEqual([])
     } finally {
       short.proc.kill(9)
       await short.proc.exited
@@ -681,13 +701,6 @@ describe(`seeded transport fuzz (seed ${SEED}; FUZZ_SEED=<n> replays)`, () => {
     const ms = Math.round(performance.now() - started)
     const byStatus = [...statuses].sort((a, b) => a[0] - b[0]).map(([k, v]) => `${k}: ${v}`).join(', ')
     console.log(`transport fuzz: ${sent} requests on ${connections} connections in ${ms} ms; answers ${byStatus}`)
-    // what the controller logged as errors meanwhile, by kind (request ids and stacks left out)
-    const errorKinds = new Map<string, number>()
-    for (const line of child.errorLines()) {
-      const msg = String((JSON.parse(line) as { msg?: unknown }).msg ?? line).split('\n')[0].replace(/^request \S+:? /, '')
-      errorKinds.set(msg, (errorKinds.get(msg) ?? 0) + 1)
-    }
-    if (errorKinds.size > 0) console.log(`transport fuzz: the controller's log holds errors:\n${[...errorKinds].map(([m, n]) => `  ${n}× ${m}`).join('\n')}`)
     if (isDead()) throw new Error(`seed ${SEED}: ${deathReport('the seeded transport fuzz')}`)
     expect(failures).toEqual([])
     expect(sent).toBeGreaterThanOrEqual(FUZZ_REQUESTS)
