@@ -26,7 +26,7 @@ import { renderedBody } from './http-body.ts'
 import { renderApiError, renderThrown } from './http-errors.ts'
 import { peerOfSocket } from './peer-cert.ts'
 import {
-  answered, awaitingBody, bodyIn, bytesIn, closing, writing, CONNECTION_LIMIT_DEFAULTS, ConnectionTable, handshaken, Phase, requestIn, type Conn, type ConnectionLimits,
+  answered, awaitingBody, bodyIn, closing, writing, CONNECTION_LIMIT_DEFAULTS, ConnectionTable, handshaken, Phase, requestIn, type Conn, type ConnectionLimits,
 } from './http-connections.ts'
 import type { Answer, IncomingCall } from './http-call.ts'
 
@@ -142,7 +142,7 @@ export function guard<A extends unknown[]>(
 
 export async function startListener(opts: ListenerOptions): Promise<Listener> {
   const limits: ConnectionLimits = { ...CONNECTION_LIMIT_DEFAULTS, ...opts.limits }
-  const table = new ConnectionTable<TrackedSocket>(limits)
+  const table = new ConnectionTable<TrackedSocket>(limits, (socket) => socket.bytesRead)
   let inflight = 0
   let stopping = false
   let drained: (() => void) | undefined
@@ -222,7 +222,7 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
     const refuse = (e: ApiError) => {
       // nothing more of this connection is read
       socket?.pause()
-      return write(res, renderApiError(e, requestId), [], true, written(true))
+      return write(res, conn, renderApiError(e, requestId), [], true, written(true))
     }
     try {
       if (path === undefined) {
@@ -267,7 +267,7 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
         peer: peerOfSocket(req.socket as tls.TLSSocket),
         requestId,
       })
-      await write(res, answer.response, answer.headers, false, written(false))
+      await write(res, conn, answer.response, answer.headers, false, written(false))
     } catch (e) {
       if (res.headersSent || !socket || !socket.writable) {
         // the answer cannot be written (any more): the request ends here, its error logged once
@@ -276,7 +276,7 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
         return
       }
       try {
-        await write(res, renderThrown(e, { method, path: path ?? '?', requestId }, report), [], true, written(true))
+        await write(res, conn, renderThrown(e, { method, path: path ?? '?', requestId }, report), [], true, written(true))
       } catch (again) {
         report(`request ${requestId}: its 500 answer could not be written: ${describeThrown(again)}`)
         socket.destroy()
@@ -327,10 +327,16 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
    * Writes an answer: its status and headers (the response's own, then `extra`) in one `writeHead`, and its body; the
    * socket corked around both when the body is small (CORK_MAX_BYTES).
    */
-  async function write(res: http.ServerResponse, response: Response, extra: readonly string[], closeAfter: boolean, written: () => void): Promise<void> {
+  async function write(
+    res: http.ServerResponse,
+    conn: Conn<TrackedSocket> | undefined,
+    response: Response,
+    extra: readonly string[],
+    closeAfter: boolean,
+    written: () => void,
+  ): Promise<void> {
     const rendered = renderedBody(response)
     const buf = rendered ? undefined : response.body ? Buffer.from(await response.arrayBuffer()) : undefined
-    const conn = (res.socket as TrackedSocket | null)?.[CONN]
     if (conn) writing(conn, performance.now())
     const headers: string[] = []
     response.headers.forEach((value, key) => headers.push(key, value))
@@ -362,7 +368,7 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
   /** Closes the connections past their phase's deadline: one that was sending a request is told 408 first. */
   const sweep = guarded('the connection sweep', () => {
     const now = performance.now()
-    for (const conn of table.expired(now)) {
+    for (const conn of table.sweep(now)) {
       const socket = conn.socket
       try {
         const midRequest = conn.phase === Phase.Headers || conn.phase === Phase.Body
@@ -425,16 +431,7 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
     'secureConnection',
     guarded('a TLS connection', (socket: TrackedSocket) => {
       const conn = socket[CONN]
-      if (conn) {
-        handshaken(conn, performance.now())
-        // the first byte of a request starts its clock (before the HTTP parser sees it: this listener comes first)
-        socket.on(
-          'data',
-          guarded('reading a connection', () => {
-            if (conn.phase === Phase.Idle || conn.phase === Phase.Waiting) bytesIn(conn, performance.now())
-          }),
-        )
-      }
+      if (conn) handshaken(conn, performance.now(), socket.bytesRead)
       httpServer.emit('connection', socket)
     }, first),
   )
