@@ -238,6 +238,8 @@ describe('open connections', () => {
     await mine.write('GET /edge/client/v1/version HTTP/1.1\r\nhost: localhost\r\n\r\n')
     await mine.waitFor('"apiVersions"')
     expect(mine.status()).toBe(200)
+    // the answer tells the keep-alive time the server holds to (the default 65 s)
+    expect(mine.received().toLowerCase()).toContain('keep-alive: timeout=65')
     expect(await versionStatus(crowded, '127.0.0.3')).toBe(200)
     // one closed: its address may connect again (once the server has seen the close)
     held.shift()?.close()
