@@ -156,6 +156,20 @@ describe('headers', () => {
     expect(under.status()).toBe(200)
   })
 
+  it('answers a request the parser cannot read with 400 and no body, and closes a connection that speaks no TLS', async () => {
+    for (const garbage of ['GARBAGE\r\n\r\n', 'GET / HTTP/1.1\r\nbad header line\r\n\r\n', 'GET /\x00 HTTP/1.1\r\n\r\n']) {
+      const conn = await openTls(crowded.server.port, { localAddress: '127.0.0.9' })
+      await conn.write(garbage)
+      await conn.closed
+      expect({ garbage, status: conn.status() }).toEqual({ garbage, status: 400 })
+    }
+    const plain = await openTcp(crowded.server.port, '127.0.0.9')
+    await plain.write('GET /edge/client/v1/version HTTP/1.1\r\nhost: localhost\r\n\r\n')
+    await plain.closed
+    expect(plain.received()).not.toContain('HTTP/1.1 200')
+    expect(await versionStatus(crowded)).toBe(200)
+  })
+
   it('answers a 100 KiB header line and 10,000 headers with 431 at the default limits, and goes on serving', async () => {
     const big = await openTls(crowded.server.port, { localAddress: '127.0.0.9' })
     await big.write(`GET /edge/client/v1/version HTTP/1.1\r\nhost: localhost\r\nx-big: ${'a'.repeat(100 * 1024)}\r\n\r\n`)
