@@ -25,6 +25,7 @@ import type { RequestLine } from '../lib/logger.ts'
 import { renderedBody } from './http-body.ts'
 import { renderApiError, renderThrown } from './http-errors.ts'
 import { peerOfSocket } from './peer-cert.ts'
+import type { ConnectionObserver } from './http-metrics.ts'
 import {
   answered, awaitingBody, bodyIn, closing, writing, CONNECTION_LIMIT_DEFAULTS, ConnectionTable, handshaken, Phase, requestIn, type Conn, type ConnectionLimits,
 } from './http-connections.ts'
@@ -42,6 +43,8 @@ export interface ListenerOptions {
   log: (line: string) => void
   /** Where each answered request is reported as fields (a structured log); absent: a line through `log`. */
   logRequest?: (r: AnsweredRequest) => void
+  /** Told of connections refused at a limit and closed past a deadline (the metrics). */
+  observe?: ConnectionObserver
 }
 
 /** One answered request, as its log line says it: never its headers, query or body. */
@@ -78,6 +81,8 @@ export function targetPath(target: string): string | undefined {
 
 export interface Listener {
   port: number
+  /** Connections open now, TLS handshakes included. */
+  openConnections(): number
   /** Stops accepting, waits for in-flight requests, closes idle keep-alive sockets. */
   close(): Promise<void>
 }
@@ -96,6 +101,18 @@ const RAW_ANSWER = {
   408: 'HTTP/1.1 408 Request Timeout\r\nconnection: close\r\ncontent-length: 0\r\n\r\n',
   431: 'HTTP/1.1 431 Request Header Fields Too Large\r\nconnection: close\r\ncontent-length: 0\r\n\r\n',
 } as const
+
+/** The name of each phase a connection can time out in, as the metrics label it. */
+const PHASE_NAMES: Record<Phase, string> = {
+  [Phase.Handshake]: 'handshake',
+  [Phase.Waiting]: 'headers',
+  [Phase.Headers]: 'headers',
+  [Phase.Body]: 'body',
+  [Phase.Busy]: 'busy',
+  [Phase.Writing]: 'write',
+  [Phase.Idle]: 'idle',
+  [Phase.Closing]: 'closing',
+}
 
 /** Socket errors that only say the client went away: not worth a log line. */
 const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ETIMEDOUT', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END'])
@@ -371,6 +388,7 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
     for (const conn of table.sweep(now)) {
       const socket = conn.socket
       try {
+        if (conn.phase !== Phase.Closing) opts.observe?.timedOut(PHASE_NAMES[conn.phase])
         const midRequest = conn.phase === Phase.Headers || conn.phase === Phase.Body
         if (midRequest && conn.inflight <= 1 && socket.writable) {
           socket.pause()
@@ -405,8 +423,8 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
     requestCert: true,
     rejectUnauthorized: false,
     minVersion: 'TLSv1.2',
-    // Bun reports a handshake past this as a tlsClientError without closing the socket: closed below (and by the sweep)
-    handshakeTimeout: limits.handshakeTimeoutMs,
+    // the handshake's deadline is the sweep's (Bun's own handshakeTimeout reports a tlsClientError and leaves the socket open)
+    handshakeTimeout: 0,
   })
   // every accepted TCP connection, before its handshake: counted, or refused at once past a limit
   tlsServer.on(
@@ -415,6 +433,7 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
       const conn = table.admit(socket, socket.remoteAddress ?? '', performance.now())
       if (!conn) {
         socket.destroy()
+        opts.observe?.refused()
         return
       }
       socket[CONN] = conn
@@ -456,6 +475,7 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
 
   return {
     port,
+    openConnections: () => table.size,
     async close() {
       stopping = true
       clearInterval(sweeper)

@@ -15,14 +15,21 @@ let crowded: TestServer
 const held: RawConn[] = []
 
 beforeAll(async () => {
-  slow = await startTestServer({ connectionLimits: SLOW })
-  crowded = await startTestServer({ connectionLimits: CROWDED })
+  slow = await startTestServer({ connectionLimits: SLOW, metricsListen: { host: '127.0.0.1', port: 0 } })
+  crowded = await startTestServer({ connectionLimits: CROWDED, metricsListen: { host: '127.0.0.1', port: 0 } })
 })
 afterAll(async () => {
   for (const c of held) c.close()
   await slow.stop()
   await crowded.stop()
 })
+
+/** The value of one series on the server's separate metrics address (0 when absent). */
+async function metric(t: TestServer, series: string): Promise<number> {
+  const text = await (await fetch(`${t.server.metricsUrl}/metrics`)).text()
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `))
+  return line ? Number(line.slice(series.length + 1)) : 0
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
@@ -185,12 +192,14 @@ describe('headers', () => {
 
 describe('timeouts', () => {
   it('closes a TCP connection that never starts its TLS handshake, and one whose ClientHello stops half-way', async () => {
+    const before = await metric(slow, 'edgeplane_connections_timed_out_total{phase="handshake"}')
     const silent = await openTcp(slow.server.port)
     const truncated = await openTcp(slow.server.port)
     // a TLS record header announcing a ClientHello of 512 bytes, and 1 byte of it
     await truncated.write(Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01]))
     await Promise.all([silent.closed, truncated.closed])
     expect(silent.received()).toBe('')
+    expect(await metric(slow, 'edgeplane_connections_timed_out_total{phase="handshake"}')).toBe(before + 2)
     expect(await versionStatus(slow)).toBe(200)
   })
 
@@ -243,10 +252,13 @@ describe('open connections', () => {
   it('refuses a connection beyond the limit per address at once, while the open ones keep working and other addresses connect', async () => {
     const from = '127.0.0.2'
     for (let i = 0; i < CROWDED.maxConnectionsPerAddress; i++) held.push(await openTls(crowded.server.port, { localAddress: from }))
-    // refused: closed before its TLS handshake ends
+    // refused: closed before its TLS handshake ends, and counted
+    const refusedBefore = await metric(crowded, 'edgeplane_connections_refused_total')
+    expect(await metric(crowded, 'edgeplane_connections_open')).toBeGreaterThanOrEqual(CROWDED.maxConnectionsPerAddress)
     expect(await versionStatus(crowded, from)).toBe(0)
     const raw = await openTcp(crowded.server.port, from)
     await raw.closed
+    expect(await metric(crowded, 'edgeplane_connections_refused_total')).toBe(refusedBefore + 2)
     // the open ones keep working, one request after another
     const mine = held[held.length - 1]
     await mine.write('GET /edge/client/v1/version HTTP/1.1\r\nhost: localhost\r\n\r\n')
