@@ -133,7 +133,7 @@ export function describeThrown(e: unknown): string {
 }
 
 /**
- * `fn` as an event listener that no exception leaves: one is reported (`listener: <what> failed: <stack>`) and the
+ * `fn` as an event listener that no exception leaves: one is reported (`error: listener: <what> failed: <stack>`) and the
  * connection it was about (`socketOf` its arguments), if any, destroyed. `report` must not throw (the listener's own
  * swallows a failing log sink).
  */
@@ -147,7 +147,7 @@ export function guard<A extends unknown[]>(
     try {
       fn(...args)
     } catch (e) {
-      report(`listener: ${what} failed: ${describeThrown(e)}`)
+      report(`error: listener: ${what} failed: ${describeThrown(e)}`)
       try {
         socketOf?.(...args)?.destroy()
       } catch {
@@ -185,7 +185,7 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
       if (stopping && inflight === 0) drained?.()
     }
     serve(req, res).then(done, (e) => {
-      report(`listener: a request failed outside its guard: ${describeThrown(e)}`)
+      report(`error: listener: a request failed outside its guard: ${describeThrown(e)}`)
       done()
     })
   })
@@ -204,7 +204,7 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
   )
   // what the Keep-Alive header of an answer tells the client (the connection table enforces it)
   httpServer.keepAliveTimeout = limits.keepAliveTimeoutMs
-  httpServer.on('error', guarded('the HTTP server', (e: unknown) => report(`listener: HTTP server error: ${describeThrown(e)}`)))
+  httpServer.on('error', guarded('the HTTP server', (e: unknown) => report(`error: listener: HTTP server: ${describeThrown(e)}`)))
 
   let origin = ''
 
@@ -226,7 +226,7 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
           opts.logRequest({ requestId, method, path: bare, status: res.statusCode, ms: Math.round(ms * 10) / 10, remoteAddress: conn?.address ?? '' })
         } else opts.log(`request ${requestId} ${method} ${bare} ${res.statusCode} ${ms.toFixed(1)}ms`)
       } catch (e) {
-        report(`request ${requestId}: its log line failed: ${describeThrown(e)}`)
+        report(`request ${requestId} unhandled error in its log line: ${describeThrown(e)}`)
       }
       if (!conn) return
       const now = performance.now()
@@ -288,14 +288,14 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
     } catch (e) {
       if (res.headersSent || !socket || !socket.writable) {
         // the answer cannot be written (any more): the request ends here, its error logged once
-        report(`request ${requestId} failed after its answer was begun or its connection lost (${method} ${path ?? '?'}): ${describeThrown(e)}`)
+        report(`request ${requestId} unhandled error on ${method} ${path ?? '?'} after its answer was begun or its connection lost: ${describeThrown(e)}`)
         socket?.destroy()
         return
       }
       try {
         await write(res, conn, renderThrown(e, { method, path: path ?? '?', requestId }, report), [], true, written(true))
       } catch (again) {
-        report(`request ${requestId}: its 500 answer could not be written: ${describeThrown(again)}`)
+        report(`request ${requestId} unhandled error while writing its 500 answer: ${describeThrown(again)}`)
         socket.destroy()
       }
     }
@@ -399,7 +399,7 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
           socket.destroy()
         }
       } catch (e) {
-        report(`listener: closing a connection past its deadline failed: ${describeThrown(e)}`)
+        report(`error: listener: closing a connection past its deadline failed: ${describeThrown(e)}`)
         table.release(conn)
       }
     }
@@ -440,7 +440,7 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
       socket.on(
         'error',
         guarded('a socket error', (e: NodeJS.ErrnoException) => {
-          if (!CLIENT_GONE.has(e.code ?? '')) report(`listener: connection from ${conn.address}: ${describeThrown(e)}`)
+          if (!CLIENT_GONE.has(e.code ?? '')) report(`error: listener: connection from ${conn.address}: ${describeThrown(e)}`)
         }),
       )
       socket.once('close', guarded('a socket close', () => table.release(conn)))
@@ -469,7 +469,7 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
     })
   })
   // after the start, an error of the server (an accept that failed: out of file descriptors) is logged, never thrown
-  tlsServer.on('error', guarded('the TLS server', (e: unknown) => report(`listener: TLS server error: ${describeThrown(e)}`)))
+  tlsServer.on('error', guarded('the TLS server', (e: unknown) => report(`error: listener: TLS server: ${describeThrown(e)}`)))
   const port = (tlsServer.address() as AddressInfo).port
   origin = `https://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${port}`
 

@@ -44,7 +44,7 @@ describe('guard', () => {
     }, (s) => s)
     expect(() => failing(socket)).not.toThrow()
     expect(reports).toHaveLength(1)
-    expect(reports[0]).toStartWith('listener: accepting a connection failed: TypeError: null is not an object')
+    expect(reports[0]).toStartWith('error: listener: accepting a connection failed: TypeError: null is not an object')
     expect(destroyed).toBe(1)
   })
 
@@ -55,7 +55,7 @@ describe('guard', () => {
       throw hostile
     }, () => ({ destroy: () => { throw new Error('gone') } }))
     expect(() => f()).not.toThrow()
-    expect(reports).toEqual(['listener: a sweep failed: a thrown value that cannot be shown'])
+    expect(reports).toEqual(['error: listener: a sweep failed: a thrown value that cannot be shown'])
   })
 })
 
