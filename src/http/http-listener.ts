@@ -178,7 +178,7 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
   const first = (socket: Socket) => socket
   const second = (_e: unknown, socket?: Socket) => socket
 
-  const httpServer = http.createServer({ maxHeaderSize: limits.maxHeaderBytes }, (req, res) => {
+  const onRequest = (req: http.IncomingMessage, res: http.ServerResponse) => {
     inflight++
     const done = () => {
       inflight--
@@ -188,7 +188,17 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
       report(`error: listener: a request failed outside its guard: ${describeThrown(e)}`)
       done()
     })
-  })
+  }
+  const httpServer = http.createServer({ maxHeaderSize: limits.maxHeaderBytes }, onRequest)
+  // `Expect: 100-continue`: the client is told to go on only with a body it may send; one declared over the limit is
+  // answered 413 at once instead
+  httpServer.on(
+    'checkContinue',
+    guarded('an Expect: 100-continue', (req: http.IncomingMessage, res: http.ServerResponse) => {
+      if (!(Number(req.headers['content-length'] ?? '0') > opts.maxBodyBytes)) res.writeContinue()
+      onRequest(req, res)
+    }),
+  )
   // the parser refused a request (malformed, or its headers over maxHeaderBytes): answered as Bun's parser does by
   // itself (431 or 400, no body), then closed
   httpServer.on(

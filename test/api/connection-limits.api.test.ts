@@ -122,6 +122,21 @@ describe('bodies over the limit (1 MiB)', () => {
     expect(small.received().match(/HTTP\/1\.1 200/g)?.length).toBe(2)
   })
 
+  it('answers Expect: 100-continue with 100 for a body within the limit, and 413 without 100 for one over it', async () => {
+    const within = await openTls(crowded.server.port, { localAddress: '127.0.0.9' })
+    await within.write(`${LOGIN}content-length: 2\r\nexpect: 100-continue\r\nconnection: close\r\n\r\n`)
+    await within.waitFor('100 Continue')
+    await within.write('{}')
+    await within.closed
+    expect(within.received()).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 400 /)
+    const over = await openTls(crowded.server.port, { localAddress: '127.0.0.9' })
+    await over.write(`${LOGIN}content-length: 5000000\r\nexpect: 100-continue\r\n\r\n`)
+    await over.closed
+    expect(over.status()).toBe(413)
+    expect(over.received()).not.toContain('100 Continue')
+    expect(over.received()).toContain('REQUEST_ENTITY_TOO_LARGE')
+  })
+
   it('survives bodies aborted after the headers, half-way and after the 413', async () => {
     const afterHeaders = await openTls(crowded.server.port, { localAddress: '127.0.0.9' })
     await afterHeaders.write(`${LOGIN}content-length: 1000\r\n\r\n`)
