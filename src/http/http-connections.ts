@@ -74,6 +74,24 @@ export const Phase = {
 } as const
 export type Phase = (typeof Phase)[keyof typeof Phase]
 
+/** The name of each phase a connection can time out in, as the metrics label it. */
+export const PHASE_NAMES: Record<Phase, string> = {
+  [Phase.Handshake]: 'handshake',
+  [Phase.Waiting]: 'headers',
+  [Phase.Headers]: 'headers',
+  [Phase.Body]: 'body',
+  [Phase.Busy]: 'busy',
+  [Phase.Writing]: 'write',
+  [Phase.Idle]: 'idle',
+  [Phase.Closing]: 'closing',
+}
+
+/** How often the connection table is swept for connections past their deadline: a quarter of the shortest one. */
+export function sweepEveryMs(limits: Readonly<ConnectionLimits>): number {
+  const shortest = Math.min(limits.handshakeTimeoutMs, limits.headersTimeoutMs, limits.requestTimeoutMs, limits.writeTimeoutMs, limits.keepAliveTimeoutMs)
+  return Math.max(10, Math.min(1_000, Math.floor(shortest / 4)))
+}
+
 /** One open connection. */
 export interface Conn<S> {
   readonly socket: S

@@ -26,8 +26,10 @@ import { renderedBody } from './http-body.ts'
 import { renderApiError, renderThrown } from './http-errors.ts'
 import { peerOfSocket } from './peer-cert.ts'
 import type { ConnectionObserver } from './http-metrics.ts'
+import { describeThrown, guard } from './http-guard.ts'
 import {
-  answered, awaitingBody, bodyIn, closing, writing, CONNECTION_LIMIT_DEFAULTS, ConnectionTable, handshaken, Phase, requestIn, type Conn, type ConnectionLimits,
+  answered, awaitingBody, bodyIn, closing, writing, CONNECTION_LIMIT_DEFAULTS, ConnectionTable, handshaken, Phase, PHASE_NAMES, requestIn, sweepEveryMs,
+  type Conn, type ConnectionLimits,
 } from './http-connections.ts'
 import type { Answer, IncomingCall } from './http-call.ts'
 
@@ -102,60 +104,8 @@ const RAW_ANSWER = {
   431: 'HTTP/1.1 431 Request Header Fields Too Large\r\nconnection: close\r\ncontent-length: 0\r\n\r\n',
 } as const
 
-/** The name of each phase a connection can time out in, as the metrics label it. */
-const PHASE_NAMES: Record<Phase, string> = {
-  [Phase.Handshake]: 'handshake',
-  [Phase.Waiting]: 'headers',
-  [Phase.Headers]: 'headers',
-  [Phase.Body]: 'body',
-  [Phase.Busy]: 'busy',
-  [Phase.Writing]: 'write',
-  [Phase.Idle]: 'idle',
-  [Phase.Closing]: 'closing',
-}
-
 /** Socket errors that only say the client went away: not worth a log line. */
 const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ETIMEDOUT', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END'])
-
-/** How often the connection table is swept for connections past their deadline: a quarter of the shortest one. */
-export function sweepEveryMs(limits: Readonly<ConnectionLimits>): number {
-  const shortest = Math.min(limits.handshakeTimeoutMs, limits.headersTimeoutMs, limits.requestTimeoutMs, limits.keepAliveTimeoutMs)
-  return Math.max(10, Math.min(1_000, Math.floor(shortest / 4)))
-}
-
-/** A description of anything thrown, for a log line; never throws itself. */
-export function describeThrown(e: unknown): string {
-  try {
-    return e instanceof Error ? (e.stack ?? `${e.name}: ${e.message}`) : String(e)
-  } catch {
-    return 'a thrown value that cannot be shown'
-  }
-}
-
-/**
- * `fn` as an event listener that no exception leaves: one is reported (`error: listener: <what> failed: <stack>`) and the
- * connection it was about (`socketOf` its arguments), if any, destroyed. `report` must not throw (the listener's own
- * swallows a failing log sink).
- */
-export function guard<A extends unknown[]>(
-  report: (line: string) => void,
-  what: string,
-  fn: (...args: A) => void,
-  socketOf?: (...args: A) => { destroy(): unknown } | undefined,
-) {
-  return (...args: A): void => {
-    try {
-      fn(...args)
-    } catch (e) {
-      report(`error: listener: ${what} failed: ${describeThrown(e)}`)
-      try {
-        socketOf?.(...args)?.destroy()
-      } catch {
-        // a socket that cannot even be destroyed is gone already
-      }
-    }
-  }
-}
 
 export async function startListener(opts: ListenerOptions): Promise<Listener> {
   const limits: ConnectionLimits = { ...CONNECTION_LIMIT_DEFAULTS, ...opts.limits }

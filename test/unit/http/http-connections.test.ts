@@ -2,7 +2,7 @@
 // deadline of each phase, on times passed in (no clock; a "socket" is a name and its count of bytes read).
 import { describe, expect, it } from 'bun:test'
 import {
-  answered, awaitingBody, bodyIn, bytesIn, CLOSING_LINGER_MS, closing, CONNECTION_LIMIT_DEFAULTS, ConnectionTable, handshaken, Phase, requestIn, writing,
+  answered, awaitingBody, bodyIn, bytesIn, CLOSING_LINGER_MS, closing, CONNECTION_LIMIT_DEFAULTS, ConnectionTable, handshaken, Phase, requestIn, sweepEveryMs, writing,
   type ConnectionLimits,
 } from '../../../src/http/http-connections.ts'
 
@@ -162,5 +162,14 @@ describe('ConnectionTable: deadlines', () => {
     const linger = Math.min(CLOSING_LINGER_MS, LIMITS.headersTimeoutMs)
     expect(expiredAt(t, 10 + linger)).toEqual([])
     expect(expiredAt(t, 11 + linger)).toEqual(['c'])
+  })
+})
+
+describe('sweepEveryMs', () => {
+  it('sweeps at a quarter of the shortest timeout, between 10 ms and 1 s', () => {
+    expect(sweepEveryMs(CONNECTION_LIMIT_DEFAULTS)).toBe(1_000)
+    expect(sweepEveryMs({ ...CONNECTION_LIMIT_DEFAULTS, headersTimeoutMs: 2_000 })).toBe(500)
+    expect(sweepEveryMs({ ...CONNECTION_LIMIT_DEFAULTS, keepAliveTimeoutMs: 1 })).toBe(10)
+    expect(sweepEveryMs({ ...CONNECTION_LIMIT_DEFAULTS, writeTimeoutMs: 1_200 })).toBe(300)
   })
 })
