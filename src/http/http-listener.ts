@@ -139,6 +139,8 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
       done()
     })
   }
+  // Bun 1.4.5's node:http honours maxHeaderSize (431 past it) but none of headersTimeout, requestTimeout and
+  // keepAliveTimeout on these sockets (a silent or dribbling client stayed connected): the connection table keeps them
   const httpServer = http.createServer({ maxHeaderSize: limits.maxHeaderBytes }, onRequest)
   // `Expect: 100-continue`: the client is told to go on only with a body it may send; one declared over the limit is
   // answered 413 at once instead
