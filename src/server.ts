@@ -91,7 +91,7 @@ import { VERSION, BUILD_DATE, REVISION } from './version.ts'
 import { statSync, accessSync, constants as fsConstants } from 'node:fs'
 import { createLogger, noteLogger, type LogLevel } from './lib/logger.ts'
 import { MetricsRegistry, METRICS_CONTENT_TYPE } from './lib/metrics.ts'
-import { createControllerMetrics, createHttpMetrics } from './http/http-metrics.ts'
+import { createConnectionMetrics, createControllerMetrics, createHttpMetrics } from './http/http-metrics.ts'
 import { createWriteQueue, WRITE_QUEUE_DEFAULTS, type WriteQueueSettings } from './http/http-write-queue.ts'
 import { certificateVerdict, createHealthChecks } from './http/http-health.ts'
 import { createAuthGate, type AuthGate } from './flows/authenticate/auth-gate.ts'
@@ -471,16 +471,20 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // collection before the first request, rather than in pauses during the first thousands of requests
   Bun.gc(true)
   phases.end('gc')
+  let listenerRef: { openConnections(): number } | undefined
   const listener = await startListener({
     host,
     port: opts.port ?? 1280,
     tls: await ca.ask({ type: 'ca.tlsCredentials' }),
     maxBodyBytes: MAX_BODY_BYTES,
     limits: opts.connectionLimits,
+    // the gauge reads the listener once it exists
+    observe: createConnectionMetrics(registry, () => listenerRef?.openConnections() ?? 0),
     handle: (call) => app.handle(call),
     log,
     logRequest: (r) => logger.request(r),
   })
+  listenerRef = listener
   // a wildcard bind is reached locally at localhost
   const listenUrl = `https://${formatHostPort(defaultAdvertise({ host, port: listener.port }))}`
   baseUrl = opts.advertise ? `https://${formatHostPort(opts.advertise)}` : listenUrl

@@ -10,6 +10,8 @@
  *   worked on by the app has none (the app bounds its own work).
  * - Deadlines are absolute, so a client dribbling one byte at a time gains nothing; they are checked by one sweep
  *   (`sweep`, run by the listener's one timer), so that a request costs a few field writes, never a timer of its own.
+ * - The first byte of a request after a wait is noticed by the sweep (the socket's count of bytes read moved), not
+ *   on every chunk read: its time is known to within one sweep interval.
  * Pure bookkeeping: time is passed in, and what to do with an expired connection is the listener's business.
  */
 
@@ -72,6 +74,24 @@ export const Phase = {
 } as const
 export type Phase = (typeof Phase)[keyof typeof Phase]
 
+/** The name of each phase a connection can time out in, as the metrics label it. */
+export const PHASE_NAMES: Record<Phase, string> = {
+  [Phase.Handshake]: 'handshake',
+  [Phase.Waiting]: 'headers',
+  [Phase.Headers]: 'headers',
+  [Phase.Body]: 'body',
+  [Phase.Busy]: 'busy',
+  [Phase.Writing]: 'write',
+  [Phase.Idle]: 'idle',
+  [Phase.Closing]: 'closing',
+}
+
+/** How often the connection table is swept for connections past their deadline: a quarter of the shortest one. */
+export function sweepEveryMs(limits: Readonly<ConnectionLimits>): number {
+  const shortest = Math.min(limits.handshakeTimeoutMs, limits.headersTimeoutMs, limits.requestTimeoutMs, limits.writeTimeoutMs, limits.keepAliveTimeoutMs)
+  return Math.max(10, Math.min(1_000, Math.floor(shortest / 4)))
+}
+
 /** One open connection. */
 export interface Conn<S> {
   readonly socket: S
@@ -82,6 +102,8 @@ export interface Conn<S> {
   since: number
   /** Requests received and not yet answered (more than one when pipelined). */
   inflight: number
+  /** While Waiting or Idle: the socket's bytes read when the wait began (-1: not yet looked at). */
+  mark: number
 }
 
 export class ConnectionTable<S> {
@@ -90,7 +112,11 @@ export class ConnectionTable<S> {
   /** Connections refused since the last `takeRefused`. */
   private refused = 0
 
-  constructor(private readonly limits: Readonly<ConnectionLimits>) {}
+  /** `readOf` answers how many bytes a socket has read so far. */
+  constructor(
+    private readonly limits: Readonly<ConnectionLimits>,
+    private readonly readOf: (socket: S) => number,
+  ) {}
 
   get size(): number {
     return this.open.size
@@ -108,7 +134,7 @@ export class ConnectionTable<S> {
       this.refused++
       return undefined
     }
-    const conn: Conn<S> = { socket, address, phase: Phase.Handshake, since: now, inflight: 0 }
+    const conn: Conn<S> = { socket, address, phase: Phase.Handshake, since: now, inflight: 0, mark: -1 }
     this.open.add(conn)
     this.perAddress.set(address, fromAddress + 1)
     return conn
@@ -134,10 +160,18 @@ export class ConnectionTable<S> {
     return n
   }
 
-  /** The connections whose phase's deadline has passed at `now`. */
-  expired(now: number): Conn<S>[] {
+  /**
+   * Notes the connections waiting for a request that have started receiving one, and answers those whose phase's
+   * deadline has passed at `now`.
+   */
+  sweep(now: number): Conn<S>[] {
     const out: Conn<S>[] = []
     for (const conn of this.open) {
+      if (conn.phase === Phase.Waiting || conn.phase === Phase.Idle) {
+        const read = this.readOf(conn.socket)
+        if (conn.mark === -1) conn.mark = read
+        else if (read !== conn.mark) bytesIn(conn, now)
+      }
       const limit = this.limitOf(conn.phase)
       if (limit !== undefined && now - conn.since > limit) out.push(conn)
     }
@@ -165,11 +199,12 @@ export class ConnectionTable<S> {
   }
 }
 
-/** The handshake is done: the connection waits for its first request. */
-export function handshaken(conn: Conn<unknown>, now: number): void {
+/** The handshake is done (its socket had read `read` bytes): the connection waits for its first request. */
+export function handshaken(conn: Conn<unknown>, now: number, read: number): void {
   if (conn.phase === Phase.Handshake) {
     conn.phase = Phase.Waiting
     conn.since = now
+    conn.mark = read
   }
 }
 
@@ -218,6 +253,7 @@ export function answered(conn: Conn<unknown>, now: number): void {
   if (conn.inflight === 0 && conn.phase === Phase.Busy) {
     conn.phase = Phase.Idle
     conn.since = now
+    conn.mark = -1
   }
 }
 

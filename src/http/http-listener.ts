@@ -25,8 +25,11 @@ import type { RequestLine } from '../lib/logger.ts'
 import { renderedBody } from './http-body.ts'
 import { renderApiError, renderThrown } from './http-errors.ts'
 import { peerOfSocket } from './peer-cert.ts'
+import type { ConnectionObserver } from './http-metrics.ts'
+import { describeThrown, guard } from './http-guard.ts'
 import {
-  answered, awaitingBody, bodyIn, bytesIn, closing, writing, CONNECTION_LIMIT_DEFAULTS, ConnectionTable, handshaken, Phase, requestIn, type Conn, type ConnectionLimits,
+  answered, awaitingBody, bodyIn, closing, writing, CONNECTION_LIMIT_DEFAULTS, ConnectionTable, handshaken, Phase, PHASE_NAMES, requestIn, sweepEveryMs,
+  type Conn, type ConnectionLimits,
 } from './http-connections.ts'
 import type { Answer, IncomingCall } from './http-call.ts'
 
@@ -42,6 +45,8 @@ export interface ListenerOptions {
   log: (line: string) => void
   /** Where each answered request is reported as fields (a structured log); absent: a line through `log`. */
   logRequest?: (r: AnsweredRequest) => void
+  /** Told of connections refused at a limit and closed past a deadline (the metrics). */
+  observe?: ConnectionObserver
 }
 
 /** One answered request, as its log line says it: never its headers, query or body. */
@@ -78,6 +83,8 @@ export function targetPath(target: string): string | undefined {
 
 export interface Listener {
   port: number
+  /** Connections open now, TLS handshakes included. */
+  openConnections(): number
   /** Stops accepting, waits for in-flight requests, closes idle keep-alive sockets. */
   close(): Promise<void>
 }
@@ -100,49 +107,9 @@ const RAW_ANSWER = {
 /** Socket errors that only say the client went away: not worth a log line. */
 const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ETIMEDOUT', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END'])
 
-/** How often the connection table is swept for connections past their deadline: a quarter of the shortest one. */
-export function sweepEveryMs(limits: Readonly<ConnectionLimits>): number {
-  const shortest = Math.min(limits.handshakeTimeoutMs, limits.headersTimeoutMs, limits.requestTimeoutMs, limits.keepAliveTimeoutMs)
-  return Math.max(10, Math.min(1_000, Math.floor(shortest / 4)))
-}
-
-/** A description of anything thrown, for a log line; never throws itself. */
-export function describeThrown(e: unknown): string {
-  try {
-    return e instanceof Error ? (e.stack ?? `${e.name}: ${e.message}`) : String(e)
-  } catch {
-    return 'a thrown value that cannot be shown'
-  }
-}
-
-/**
- * `fn` as an event listener that no exception leaves: one is reported (`listener: <what> failed: <stack>`) and the
- * connection it was about (`socketOf` its arguments), if any, destroyed. `report` must not throw (the listener's own
- * swallows a failing log sink).
- */
-export function guard<A extends unknown[]>(
-  report: (line: string) => void,
-  what: string,
-  fn: (...args: A) => void,
-  socketOf?: (...args: A) => { destroy(): unknown } | undefined,
-) {
-  return (...args: A): void => {
-    try {
-      fn(...args)
-    } catch (e) {
-      report(`listener: ${what} failed: ${describeThrown(e)}`)
-      try {
-        socketOf?.(...args)?.destroy()
-      } catch {
-        // a socket that cannot even be destroyed is gone already
-      }
-    }
-  }
-}
-
 export async function startListener(opts: ListenerOptions): Promise<Listener> {
   const limits: ConnectionLimits = { ...CONNECTION_LIMIT_DEFAULTS, ...opts.limits }
-  const table = new ConnectionTable<TrackedSocket>(limits)
+  const table = new ConnectionTable<TrackedSocket>(limits, (socket) => socket.bytesRead)
   let inflight = 0
   let stopping = false
   let drained: (() => void) | undefined
@@ -161,17 +128,29 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
   const first = (socket: Socket) => socket
   const second = (_e: unknown, socket?: Socket) => socket
 
-  const httpServer = http.createServer({ maxHeaderSize: limits.maxHeaderBytes }, (req, res) => {
+  const onRequest = (req: http.IncomingMessage, res: http.ServerResponse) => {
     inflight++
     const done = () => {
       inflight--
       if (stopping && inflight === 0) drained?.()
     }
     serve(req, res).then(done, (e) => {
-      report(`listener: a request failed outside its guard: ${describeThrown(e)}`)
+      report(`error: listener: a request failed outside its guard: ${describeThrown(e)}`)
       done()
     })
-  })
+  }
+  // Bun 1.4.5's node:http honours maxHeaderSize (431 past it) but none of headersTimeout, requestTimeout and
+  // keepAliveTimeout on these sockets (a silent or dribbling client stayed connected): the connection table keeps them
+  const httpServer = http.createServer({ maxHeaderSize: limits.maxHeaderBytes }, onRequest)
+  // `Expect: 100-continue`: the client is told to go on only with a body it may send; one declared over the limit is
+  // answered 413 at once instead
+  httpServer.on(
+    'checkContinue',
+    guarded('an Expect: 100-continue', (req: http.IncomingMessage, res: http.ServerResponse) => {
+      if (!(Number(req.headers['content-length'] ?? '0') > opts.maxBodyBytes)) res.writeContinue()
+      onRequest(req, res)
+    }),
+  )
   // the parser refused a request (malformed, or its headers over maxHeaderBytes): answered as Bun's parser does by
   // itself (431 or 400, no body), then closed
   httpServer.on(
@@ -187,7 +166,7 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
   )
   // what the Keep-Alive header of an answer tells the client (the connection table enforces it)
   httpServer.keepAliveTimeout = limits.keepAliveTimeoutMs
-  httpServer.on('error', guarded('the HTTP server', (e: unknown) => report(`listener: HTTP server error: ${describeThrown(e)}`)))
+  httpServer.on('error', guarded('the HTTP server', (e: unknown) => report(`error: listener: HTTP server: ${describeThrown(e)}`)))
 
   let origin = ''
 
@@ -209,7 +188,7 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
           opts.logRequest({ requestId, method, path: bare, status: res.statusCode, ms: Math.round(ms * 10) / 10, remoteAddress: conn?.address ?? '' })
         } else opts.log(`request ${requestId} ${method} ${bare} ${res.statusCode} ${ms.toFixed(1)}ms`)
       } catch (e) {
-        report(`request ${requestId}: its log line failed: ${describeThrown(e)}`)
+        report(`request ${requestId} unhandled error in its log line: ${describeThrown(e)}`)
       }
       if (!conn) return
       const now = performance.now()
@@ -222,7 +201,7 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
     const refuse = (e: ApiError) => {
       // nothing more of this connection is read
       socket?.pause()
-      return write(res, renderApiError(e, requestId), [], true, written(true))
+      return write(res, conn, renderApiError(e, requestId), [], true, written(true))
     }
     try {
       if (path === undefined) {
@@ -267,18 +246,18 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
         peer: peerOfSocket(req.socket as tls.TLSSocket),
         requestId,
       })
-      await write(res, answer.response, answer.headers, false, written(false))
+      await write(res, conn, answer.response, answer.headers, false, written(false))
     } catch (e) {
       if (res.headersSent || !socket || !socket.writable) {
         // the answer cannot be written (any more): the request ends here, its error logged once
-        report(`request ${requestId} failed after its answer was begun or its connection lost (${method} ${path ?? '?'}): ${describeThrown(e)}`)
+        report(`request ${requestId} unhandled error on ${method} ${path ?? '?'} after its answer was begun or its connection lost: ${describeThrown(e)}`)
         socket?.destroy()
         return
       }
       try {
-        await write(res, renderThrown(e, { method, path: path ?? '?', requestId }, report), [], true, written(true))
+        await write(res, conn, renderThrown(e, { method, path: path ?? '?', requestId }, report), [], true, written(true))
       } catch (again) {
-        report(`request ${requestId}: its 500 answer could not be written: ${describeThrown(again)}`)
+        report(`request ${requestId} unhandled error while writing its 500 answer: ${describeThrown(again)}`)
         socket.destroy()
       }
     }
@@ -327,10 +306,16 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
    * Writes an answer: its status and headers (the response's own, then `extra`) in one `writeHead`, and its body; the
    * socket corked around both when the body is small (CORK_MAX_BYTES).
    */
-  async function write(res: http.ServerResponse, response: Response, extra: readonly string[], closeAfter: boolean, written: () => void): Promise<void> {
+  async function write(
+    res: http.ServerResponse,
+    conn: Conn<TrackedSocket> | undefined,
+    response: Response,
+    extra: readonly string[],
+    closeAfter: boolean,
+    written: () => void,
+  ): Promise<void> {
     const rendered = renderedBody(response)
     const buf = rendered ? undefined : response.body ? Buffer.from(await response.arrayBuffer()) : undefined
-    const conn = (res.socket as TrackedSocket | null)?.[CONN]
     if (conn) writing(conn, performance.now())
     const headers: string[] = []
     response.headers.forEach((value, key) => headers.push(key, value))
@@ -362,9 +347,10 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
   /** Closes the connections past their phase's deadline: one that was sending a request is told 408 first. */
   const sweep = guarded('the connection sweep', () => {
     const now = performance.now()
-    for (const conn of table.expired(now)) {
+    for (const conn of table.sweep(now)) {
       const socket = conn.socket
       try {
+        if (conn.phase !== Phase.Closing) opts.observe?.timedOut(PHASE_NAMES[conn.phase])
         const midRequest = conn.phase === Phase.Headers || conn.phase === Phase.Body
         if (midRequest && conn.inflight <= 1 && socket.writable) {
           socket.pause()
@@ -375,7 +361,7 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
           socket.destroy()
         }
       } catch (e) {
-        report(`listener: closing a connection past its deadline failed: ${describeThrown(e)}`)
+        report(`error: listener: closing a connection past its deadline failed: ${describeThrown(e)}`)
         table.release(conn)
       }
     }
@@ -399,8 +385,8 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
     requestCert: true,
     rejectUnauthorized: false,
     minVersion: 'TLSv1.2',
-    // Bun reports a handshake past this as a tlsClientError without closing the socket: closed below (and by the sweep)
-    handshakeTimeout: limits.handshakeTimeoutMs,
+    // the handshake's deadline is the sweep's (Bun's own handshakeTimeout reports a tlsClientError and leaves the socket open)
+    handshakeTimeout: 0,
   })
   // every accepted TCP connection, before its handshake: counted, or refused at once past a limit
   tlsServer.on(
@@ -409,13 +395,14 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
       const conn = table.admit(socket, socket.remoteAddress ?? '', performance.now())
       if (!conn) {
         socket.destroy()
+        opts.observe?.refused()
         return
       }
       socket[CONN] = conn
       socket.on(
         'error',
         guarded('a socket error', (e: NodeJS.ErrnoException) => {
-          if (!CLIENT_GONE.has(e.code ?? '')) report(`listener: connection from ${conn.address}: ${describeThrown(e)}`)
+          if (!CLIENT_GONE.has(e.code ?? '')) report(`error: listener: connection from ${conn.address}: ${describeThrown(e)}`)
         }),
       )
       socket.once('close', guarded('a socket close', () => table.release(conn)))
@@ -425,16 +412,7 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
     'secureConnection',
     guarded('a TLS connection', (socket: TrackedSocket) => {
       const conn = socket[CONN]
-      if (conn) {
-        handshaken(conn, performance.now())
-        // the first byte of a request starts its clock (before the HTTP parser sees it: this listener comes first)
-        socket.on(
-          'data',
-          guarded('reading a connection', () => {
-            if (conn.phase === Phase.Idle || conn.phase === Phase.Waiting) bytesIn(conn, performance.now())
-          }),
-        )
-      }
+      if (conn) handshaken(conn, performance.now(), socket.bytesRead)
       httpServer.emit('connection', socket)
     }, first),
   )
@@ -453,12 +431,13 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
     })
   })
   // after the start, an error of the server (an accept that failed: out of file descriptors) is logged, never thrown
-  tlsServer.on('error', guarded('the TLS server', (e: unknown) => report(`listener: TLS server error: ${describeThrown(e)}`)))
+  tlsServer.on('error', guarded('the TLS server', (e: unknown) => report(`error: listener: TLS server: ${describeThrown(e)}`)))
   const port = (tlsServer.address() as AddressInfo).port
   origin = `https://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${port}`
 
   return {
     port,
+    openConnections: () => table.size,
     async close() {
       stopping = true
       clearInterval(sweeper)

@@ -15,14 +15,21 @@ let crowded: TestServer
 const held: RawConn[] = []
 
 beforeAll(async () => {
-  slow = await startTestServer({ connectionLimits: SLOW })
-  crowded = await startTestServer({ connectionLimits: CROWDED })
+  slow = await startTestServer({ connectionLimits: SLOW, metricsListen: { host: '127.0.0.1', port: 0 } })
+  crowded = await startTestServer({ connectionLimits: CROWDED, metricsListen: { host: '127.0.0.1', port: 0 } })
 })
 afterAll(async () => {
   for (const c of held) c.close()
   await slow.stop()
   await crowded.stop()
 })
+
+/** The value of one series on the server's separate metrics address (0 when absent). */
+async function metric(t: TestServer, series: string): Promise<number> {
+  const text = await (await fetch(`${t.server.metricsUrl}/metrics`)).text()
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `))
+  return line ? Number(line.slice(series.length + 1)) : 0
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
@@ -115,6 +122,21 @@ describe('bodies over the limit (1 MiB)', () => {
     expect(small.received().match(/HTTP\/1\.1 200/g)?.length).toBe(2)
   })
 
+  it('answers Expect: 100-continue with 100 for a body within the limit, and 413 without 100 for one over it', async () => {
+    const within = await openTls(crowded.server.port, { localAddress: '127.0.0.9' })
+    await within.write(`${LOGIN}content-length: 2\r\nexpect: 100-continue\r\nconnection: close\r\n\r\n`)
+    await within.waitFor('100 Continue')
+    await within.write('{}')
+    await within.closed
+    expect(within.received()).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 400 /)
+    const over = await openTls(crowded.server.port, { localAddress: '127.0.0.9' })
+    await over.write(`${LOGIN}content-length: 5000000\r\nexpect: 100-continue\r\n\r\n`)
+    await over.closed
+    expect(over.status()).toBe(413)
+    expect(over.received()).not.toContain('100 Continue')
+    expect(over.received()).toContain('REQUEST_ENTITY_TOO_LARGE')
+  })
+
   it('survives bodies aborted after the headers, half-way and after the 413', async () => {
     const afterHeaders = await openTls(crowded.server.port, { localAddress: '127.0.0.9' })
     await afterHeaders.write(`${LOGIN}content-length: 1000\r\n\r\n`)
@@ -156,6 +178,20 @@ describe('headers', () => {
     expect(under.status()).toBe(200)
   })
 
+  it('answers a request the parser cannot read with 400 and no body, and closes a connection that speaks no TLS', async () => {
+    for (const garbage of ['GARBAGE\r\n\r\n', 'GET / HTTP/1.1\r\nbad header line\r\n\r\n', 'GET /\x00 HTTP/1.1\r\n\r\n']) {
+      const conn = await openTls(crowded.server.port, { localAddress: '127.0.0.9' })
+      await conn.write(garbage)
+      await conn.closed
+      expect({ garbage, status: conn.status() }).toEqual({ garbage, status: 400 })
+    }
+    const plain = await openTcp(crowded.server.port, '127.0.0.9')
+    await plain.write('GET /edge/client/v1/version HTTP/1.1\r\nhost: localhost\r\n\r\n')
+    await plain.closed
+    expect(plain.received()).not.toContain('HTTP/1.1 200')
+    expect(await versionStatus(crowded)).toBe(200)
+  })
+
   it('answers a 100 KiB header line and 10,000 headers with 431 at the default limits, and goes on serving', async () => {
     const big = await openTls(crowded.server.port, { localAddress: '127.0.0.9' })
     await big.write(`GET /edge/client/v1/version HTTP/1.1\r\nhost: localhost\r\nx-big: ${'a'.repeat(100 * 1024)}\r\n\r\n`)
@@ -171,12 +207,14 @@ describe('headers', () => {
 
 describe('timeouts', () => {
   it('closes a TCP connection that never starts its TLS handshake, and one whose ClientHello stops half-way', async () => {
+    const before = await metric(slow, 'edgeplane_connections_timed_out_total{phase="handshake"}')
     const silent = await openTcp(slow.server.port)
     const truncated = await openTcp(slow.server.port)
     // a TLS record header announcing a ClientHello of 512 bytes, and 1 byte of it
     await truncated.write(Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01]))
     await Promise.all([silent.closed, truncated.closed])
     expect(silent.received()).toBe('')
+    expect(await metric(slow, 'edgeplane_connections_timed_out_total{phase="handshake"}')).toBe(before + 2)
     expect(await versionStatus(slow)).toBe(200)
   })
 
@@ -229,15 +267,20 @@ describe('open connections', () => {
   it('refuses a connection beyond the limit per address at once, while the open ones keep working and other addresses connect', async () => {
     const from = '127.0.0.2'
     for (let i = 0; i < CROWDED.maxConnectionsPerAddress; i++) held.push(await openTls(crowded.server.port, { localAddress: from }))
-    // refused: closed before its TLS handshake ends
+    // refused: closed before its TLS handshake ends, and counted
+    const refusedBefore = await metric(crowded, 'edgeplane_connections_refused_total')
+    expect(await metric(crowded, 'edgeplane_connections_open')).toBeGreaterThanOrEqual(CROWDED.maxConnectionsPerAddress)
     expect(await versionStatus(crowded, from)).toBe(0)
     const raw = await openTcp(crowded.server.port, from)
     await raw.closed
+    expect(await metric(crowded, 'edgeplane_connections_refused_total')).toBe(refusedBefore + 2)
     // the open ones keep working, one request after another
     const mine = held[held.length - 1]
     await mine.write('GET /edge/client/v1/version HTTP/1.1\r\nhost: localhost\r\n\r\n')
     await mine.waitFor('"apiVersions"')
     expect(mine.status()).toBe(200)
+    // the answer tells the keep-alive time the server holds to (the default 65 s)
+    expect(mine.received().toLowerCase()).toContain('keep-alive: timeout=65')
     expect(await versionStatus(crowded, '127.0.0.3')).toBe(200)
     // one closed: its address may connect again (once the server has seen the close)
     held.shift()?.close()

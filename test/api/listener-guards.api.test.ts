@@ -117,7 +117,8 @@ describe('sinks that fail', () => {
     } finally {
       sinks.request = 'write'
     }
-    expect(logged.some((l) => l.includes('its log line failed'))).toBe(true)
+    // at level error (noteLogger: ' unhandled error '), under the request's id
+    expect(logged.some((l) => /^request [A-Za-z0-9_-]+ unhandled error in its log line: Error: the request log sink is broken/.test(l))).toBe(true)
     await expectServing()
   })
 
