@@ -706,6 +706,13 @@ describe(`seeded transport fuzz (seed ${SEED}; FUZZ_SEED=<n> replays)`, () => {
     expect(sent).toBeGreaterThanOrEqual(FUZZ_REQUESTS)
     // the requests got past the parser to the routes, and some were refused on the way
     for (const status of [200, 400, 413]) expect(statuses.get(status) ?? 0).toBeGreaterThan(0)
+    // the listener's own count of open connections comes back down (this file's fetch keeps a few open)
+    let open = Infinity
+    for (let tries = 0; tries < 20 && open > 10; tries++) {
+      if (tries > 0) await Bun.sleep(100)
+      open = await openConnections()
+    }
+    expect(open).toBeLessThanOrEqual(10)
     // every fuzz connection (thousands, all from 127.0.0.1) is forgotten once closed: almost the whole per-address
     // allowance can be opened again, none refused (the listener counts a connection from its accept, handshake or not)
     const room = Math.min(DEFAULT_MAX_PER_ADDRESS - 100, openFileLimit() - 500)
@@ -899,6 +906,15 @@ async function play(plan: ConnectionPlan): Promise<Buffer> {
     conn.destroy()
   }
   return conn.received()
+}
+
+/** The listener's open connections, from its metrics (`edgeplane_connections_open`, admins only on the listener). */
+async function openConnections(): Promise<number> {
+  const res = await fetch(`${child.url}/metrics`, { headers: { 'zt-session': token }, tls: { rejectUnauthorized: false } } as RequestInit)
+  const text = await res.text()
+  const m = /^edgeplane_connections_open (\d+)/m.exec(text)
+  if (res.status !== 200 || !m) throw new Error(`no edgeplane_connections_open in /metrics (${res.status}): ${text.slice(0, 300)}`)
+  return Number(m[1])
 }
 
 /** The soft limit of open files of this process (the child inherits it); 1024 when it cannot be read. */
