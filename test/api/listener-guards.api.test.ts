@@ -19,9 +19,9 @@ let pki: ControllerPki
 let listener: Listener
 const logged: string[] = []
 const requests: AnsweredRequest[] = []
-/** What the sinks do on their next line: write it, or throw. */
 const BIG = 64 * 1024 * 1024
-const sinks = { log: 'write' as 'write' | 'throw', request: 'write' as 'write' | 'throw' }
+/** What the sinks do on their next line: write it, or throw (counted). */
+const sinks = { log: 'write' as 'write' | 'throw', request: 'write' as 'write' | 'throw', thrown: 0 }
 const slow: { answer?: () => void } = {}
 
 beforeAll(async () => {
@@ -34,11 +34,17 @@ beforeAll(async () => {
     maxBodyBytes: 1024,
     limits: { writeTimeoutMs: 300 },
     log: (line) => {
-      if (sinks.log === 'throw') throw new Error('the log sink is broken')
+      if (sinks.log === 'throw') {
+        sinks.thrown++
+        throw new Error('the log sink is broken')
+      }
       logged.push(line)
     },
     logRequest: (r) => {
-      if (sinks.request === 'throw') throw new Error('the request log sink is broken')
+      if (sinks.request === 'throw') {
+        sinks.thrown++
+        throw new Error('the request log sink is broken')
+      }
       requests.push(r)
     },
     handle: (call: IncomingCall) => {
@@ -87,6 +93,11 @@ async function request(path: string, method = 'GET', body = ''): Promise<{ statu
   return { status: conn.status(), body: parsed, conn }
 }
 
+/** Waits until the sinks have thrown `n` times in all (a request's log line is written after its answer went out). */
+async function sinksThrown(n: number): Promise<void> {
+  while (sinks.thrown < n) await new Promise((r) => setTimeout(r, 5))
+}
+
 async function expectServing(): Promise<void> {
   const res = await request('/fine')
   expect(res.status).toBe(200)
@@ -112,24 +123,29 @@ describe('sinks that fail', () => {
   it('answers as usual when the request log sink throws, and notes it through the log', async () => {
     sinks.request = 'throw'
     logged.length = 0
+    const thrown = sinks.thrown
     try {
       expect((await request('/with-broken-request-log')).status).toBe(200)
+      await sinksThrown(thrown + 1)
     } finally {
       sinks.request = 'write'
     }
     // at level error (noteLogger: ' unhandled error '), under the request's id
-    expect(logged.some((l) => /^request [A-Za-z0-9_-]+ unhandled error in its log line: Error: the request log sink is broken/.test(l))).toBe(true)
+    expect(logged.some((l) => /^request [A-Za-z0-9._-]+ unhandled error in its log line: Error: the request log sink is broken/.test(l))).toBe(true)
     await expectServing()
   })
 
   it('answers a failing request 500 when both sinks throw, and goes on', async () => {
     sinks.request = 'throw'
     sinks.log = 'throw'
+    const thrown = sinks.thrown
     try {
       const res = await request('/rejects')
       expect(res.status).toBe(500)
       expect(res.body.error.code).toBe('UNHANDLED')
       expect((await request('/fine')).status).toBe(200)
+      // the error's line, each request's line and the note of its failure: all thrown on
+      await sinksThrown(thrown + 4)
     } finally {
       sinks.request = 'write'
       sinks.log = 'write'

@@ -24,11 +24,19 @@ export interface DatabaseSnapshots {
 export function createDatabaseSnapshots(deps: { dbPath: string; copyStore: (destPath: string) => Promise<void>; clock: Clock; dir?: string }): DatabaseSnapshots {
   const dir = deps.dir ?? dirname(deps.dbPath)
   let lastTakenAt: number | undefined
+  // names of the snapshots being written: two written in the same second (an operator's and the integrity fix's)
+  // must not both pick the one free name
+  const writing = new Set<string>()
   const write = async () => {
     const base = join(dir, `${basename(deps.dbPath)}-${stamp(deps.clock.now())}`)
     let path = base
-    for (let n = 1; existsSync(path); n++) path = `${base}-${n}`
-    await deps.copyStore(path)
+    for (let n = 1; existsSync(path) || writing.has(path); n++) path = `${base}-${n}`
+    writing.add(path)
+    try {
+      await deps.copyStore(path)
+    } finally {
+      writing.delete(path)
+    }
     return path
   }
   return {
