@@ -41,7 +41,9 @@ Flags of 'run' (flag, then environment variable, then config file key, then defa
   --renew-server-cert     issue a new server certificate from the intermediate CA before starting (same CA and key)
 Config file only: authRateLimiter {enabled, minSize 5, maxSize 250}, commandRateLimiter {enabled, queueSize 100},
   loginThrottle {enabled, freeFailures 5, baseDelay 1s, maxDelay 1m, forgetAfter 15m, knownSource 720h,
-  distinctUsernames 20, distinctWindow 15m} (see the README).
+  distinctUsernames 20, distinctWindow 15m},
+  connectionLimits {handshakeTimeout 10s, headersTimeout 10s, requestTimeout 30s, keepAliveTimeout 65s,
+  writeTimeout 30s, maxHeaderBytes 16384, maxHeaders 100, maxConnections 10000, maxConnectionsPerAddress 2000} (see the README).
   --snapshot-dir DIR      where database snapshots go      key: snapshotDir    EDGEPLANE_SNAPSHOT_DIR     default: the data directory
 The admin settings are used only when the data directory is new.
 
@@ -131,6 +133,9 @@ async function run(argv: string[]): Promise<number> {
     loginThrottle: definedOnly(config.loginThrottle),
     renewServerCert: values['renew-server-cert'] === true,
     snapshotDir: config.snapshotDir,
+    connectionLimits: definedOnly(config.connectionLimits),
+    // an error nothing caught is logged and the controller goes on (src/lib/last-resort.ts)
+    catchStrayErrors: true,
   })
   // handlers first, then the announcement: a supervisor may signal as soon as it reads the line
   const stopped = new Promise<void>((resolve) => {

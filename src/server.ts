@@ -74,6 +74,8 @@ import { buildCertsOnlyPkcs7 } from './pki/pki-pkcs7.ts'
 import { createSessionResolver } from './http/http-auth.ts'
 import { buildApp } from './http/http-app.ts'
 import { startListener } from './http/http-listener.ts'
+import type { ConnectionLimits } from './http/http-connections.ts'
+import { installLastResort } from './lib/last-resort.ts'
 import type { RouteDef } from './http/http-route.ts'
 import { versionRoutes, type VersionInfo } from './http/routes/shared/version-routes.ts'
 import { authenticateRoutes } from './http/routes/shared/authenticate-routes.ts'
@@ -90,7 +92,7 @@ import { VERSION, BUILD_DATE, REVISION } from './version.ts'
 import { statSync, accessSync, constants as fsConstants } from 'node:fs'
 import { createLogger, noteLogger, type LogLevel } from './lib/logger.ts'
 import { MetricsRegistry, METRICS_CONTENT_TYPE } from './lib/metrics.ts'
-import { createControllerMetrics, createHttpMetrics } from './http/http-metrics.ts'
+import { createConnectionMetrics, createControllerMetrics, createHttpMetrics } from './http/http-metrics.ts'
 import { createWriteQueue, WRITE_QUEUE_DEFAULTS, type WriteQueueSettings } from './http/http-write-queue.ts'
 import { certificateVerdict, createHealthChecks } from './http/http-health.ts'
 import { createAuthGate, type AuthGate } from './flows/authenticate/auth-gate.ts'
@@ -149,6 +151,13 @@ export interface ServerOptions {
   jwksCooldownMs?: number
   /** Where database snapshots go (`POST /database/snapshot`, the integrity fix); default: the data directory. */
   snapshotDir?: string
+  /** Limits of the listener's connections and requests (unset members: CONNECTION_LIMIT_DEFAULTS). */
+  connectionLimits?: Partial<ConnectionLimits>
+  /**
+   * Log an exception or rejection that nothing caught and keep running (`edgeplane run`; lib/last-resort.ts), instead
+   * of the runtime's default of ending the process. Off in tests, whose runner has its own.
+   */
+  catchStrayErrors?: boolean
 }
 
 export interface RunningServer {
@@ -179,6 +188,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const clock = opts.clock ?? systemClock
   const logger = createLogger({ level: opts.logLevel ?? 'info', write: opts.log })
   const log = noteLogger(logger)
+  const removeLastResort = opts.catchStrayErrors ? installLastResort(process, (failure, msg) => logger.error({ ...failure }, msg)) : undefined
   const host = opts.host ?? '127.0.0.1'
   const timeoutMs = opts.sessionTimeoutMs ?? 30 * 60_000
   const startedAt = clock.now()
@@ -466,15 +476,20 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // collection before the first request, rather than in pauses during the first thousands of requests
   Bun.gc(true)
   phases.end('gc')
+  let listenerRef: { openConnections(): number } | undefined
   const listener = await startListener({
     host,
     port: opts.port ?? 1280,
     tls: await ca.ask({ type: 'ca.tlsCredentials' }),
     maxBodyBytes: MAX_BODY_BYTES,
+    limits: opts.connectionLimits,
+    // the gauge reads the listener once it exists
+    observe: createConnectionMetrics(registry, () => listenerRef?.openConnections() ?? 0),
     handle: (call) => app.handle(call),
     log,
     logRequest: (r) => logger.request(r),
   })
+  listenerRef = listener
   // a wildcard bind is reached locally at localhost
   const listenUrl = `https://${formatHostPort(defaultAdvertise({ host, port: listener.port }))}`
   baseUrl = opts.advertise ? `https://${formatHostPort(opts.advertise)}` : listenUrl
@@ -511,6 +526,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       await Promise.all([identities.stop(), sessions.stop(), graph.stop(), ca.stop()])
       await store.close()
       logger.flush()
+      removeLastResort?.()
     },
   }
 }

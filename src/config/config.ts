@@ -60,6 +60,23 @@ export const ConfigFileSchema = Type.Object(
       ),
     ),
     snapshotDir: Type.Optional(Type.String({ minLength: 1 })),
+    /** Limits of the listener's connections and requests (README, "Connection limits"). */
+    connectionLimits: Type.Optional(
+      Type.Object(
+        {
+          handshakeTimeout: Type.Optional(Type.String({ minLength: 1 })),
+          headersTimeout: Type.Optional(Type.String({ minLength: 1 })),
+          requestTimeout: Type.Optional(Type.String({ minLength: 1 })),
+          keepAliveTimeout: Type.Optional(Type.String({ minLength: 1 })),
+          writeTimeout: Type.Optional(Type.String({ minLength: 1 })),
+          maxHeaderBytes: Type.Optional(Type.Integer({ minimum: 1024, maximum: 1024 * 1024 })),
+          maxHeaders: Type.Optional(Type.Integer({ minimum: 10, maximum: 10_000 })),
+          maxConnections: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+          maxConnectionsPerAddress: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 )
@@ -101,6 +118,18 @@ export interface Config {
   }
   /** Where database snapshots go (`POST /database/snapshot`, the integrity fix); unset = the data directory. */
   snapshotDir?: string
+  /** The listener's connection limits, durations in ms (unset members: the defaults). */
+  connectionLimits: {
+    handshakeTimeoutMs?: number
+    headersTimeoutMs?: number
+    requestTimeoutMs?: number
+    keepAliveTimeoutMs?: number
+    writeTimeoutMs?: number
+    maxHeaderBytes?: number
+    maxHeaders?: number
+    maxConnections?: number
+    maxConnectionsPerAddress?: number
+  }
 }
 
 export interface HostPort {
@@ -126,6 +155,8 @@ export const DEFAULTS = {
 const MIN_SESSION_TIMEOUT_MS = 60_000
 /** Minimum enrollment duration; a shorter value stops the start with a message, as for the session timeout. */
 const MIN_ENROLLMENT_DURATION_MS = 5 * 60_000
+/** Minimum of the connection timeouts: shorter ones would close ordinary clients on a slow link. */
+const MIN_CONNECTION_TIMEOUT_MS = 1_000
 
 /** Settings named on the command line (undefined = not given). */
 export interface ConfigFlags {
@@ -235,6 +266,11 @@ export function resolveConfig(flags: ConfigFlags, env: Record<string, string | u
     return text === undefined ? undefined : durationSetting(`loginThrottle.${key}`, text, 0, 0)
   }
   const snapshotDir = flags.snapshotDir ?? env.EDGEPLANE_SNAPSHOT_DIR ?? file.snapshotDir
+  const limits = file.connectionLimits ?? {}
+  const limitMs = (key: 'handshakeTimeout' | 'headersTimeout' | 'requestTimeout' | 'keepAliveTimeout' | 'writeTimeout') => {
+    const text = limits[key]
+    return text === undefined ? undefined : durationSetting(`connectionLimits.${key}`, text, 0, MIN_CONNECTION_TIMEOUT_MS)
+  }
   return {
     dataDir: resolve(data),
     listenHost: listen.host,
@@ -262,5 +298,16 @@ export function resolveConfig(flags: ConfigFlags, env: Record<string, string | u
       distinctWindowMs: throttleMs('distinctWindow'),
     },
     snapshotDir: snapshotDir ? resolve(snapshotDir) : undefined,
+    connectionLimits: {
+      handshakeTimeoutMs: limitMs('handshakeTimeout'),
+      headersTimeoutMs: limitMs('headersTimeout'),
+      requestTimeoutMs: limitMs('requestTimeout'),
+      keepAliveTimeoutMs: limitMs('keepAliveTimeout'),
+      writeTimeoutMs: limitMs('writeTimeout'),
+      maxHeaderBytes: limits.maxHeaderBytes,
+      maxHeaders: limits.maxHeaders,
+      maxConnections: limits.maxConnections,
+      maxConnectionsPerAddress: limits.maxConnectionsPerAddress,
+    },
   }
 }

@@ -4,10 +4,17 @@
  * peer info), and its answer written with the app's common headers in one go.
  * Bun.serve cannot expose the peer certificate, hence this bridge. Rules kept here:
  * - Every request gets one request id, passed to the app, and one log line once it is answered.
- * - Bodies over the limit are refused with 413; a malformed Host header or request target with 400.
+ * - Bodies over the limit are refused with 413, declared or not (chunked): the connection is no longer read and is
+ *   closed once the answer is out. A malformed Host header or request target is answered 400, more headers than
+ *   allowed 431 (as the parser answers too many header bytes).
+ * - Connections are counted and bounded (http-connections.ts): past a limit a new one is closed at once; one past its
+ *   phase's deadline is closed by the sweep (408 first when it was sending a request).
  * - The request URL is built from the listener's own address (the Host header names nothing we serve otherwise);
  *   a request line in absolute form (`GET https://host/path`) contributes only its path and query.
- * - Whatever fails here is answered 500 UNHANDLED in the error envelope, never with an empty body.
+ * - Whatever fails here is answered 500 UNHANDLED in the error envelope, never with an empty body, while the socket
+ *   can be written; else the request ends silently. The failure is logged once, with the request id.
+ * - No exception leaves a listener callback (requests, sockets, the servers, the sweep, the log sink): one is logged
+ *   and ends at most its own request or connection, never the process.
  */
 import http from 'node:http'
 import tls from 'node:tls'
@@ -18,6 +25,12 @@ import type { RequestLine } from '../lib/logger.ts'
 import { renderedBody } from './http-body.ts'
 import { renderApiError, renderThrown } from './http-errors.ts'
 import { peerOfSocket } from './peer-cert.ts'
+import type { ConnectionObserver } from './http-metrics.ts'
+import { describeThrown, guard } from './http-guard.ts'
+import {
+  answered, awaitingBody, bodyIn, closing, writing, CONNECTION_LIMIT_DEFAULTS, ConnectionTable, handshaken, Phase, PHASE_NAMES, requestIn, sweepEveryMs,
+  type Conn, type ConnectionLimits,
+} from './http-connections.ts'
 import type { Answer, IncomingCall } from './http-call.ts'
 
 export interface ListenerOptions {
@@ -25,11 +38,15 @@ export interface ListenerOptions {
   port: number
   tls: { key: string; cert: string; ca?: string }
   maxBodyBytes: number
+  /** Connection limits and timeouts (unset members: CONNECTION_LIMIT_DEFAULTS). */
+  limits?: Partial<ConnectionLimits>
   handle: (call: IncomingCall) => Promise<Answer>
   /** Where the request log lines and listener failures go. */
   log: (line: string) => void
   /** Where each answered request is reported as fields (a structured log); absent: a line through `log`. */
   logRequest?: (r: AnsweredRequest) => void
+  /** Told of connections refused at a limit and closed past a deadline (the metrics). */
+  observe?: ConnectionObserver
 }
 
 /** One answered request, as its log line says it: never its headers, query or body. */
@@ -66,23 +83,90 @@ export function targetPath(target: string): string | undefined {
 
 export interface Listener {
   port: number
+  /** Connections open now, TLS handshakes included. */
+  openConnections(): number
   /** Stops accepting, waits for in-flight requests, closes idle keep-alive sockets. */
   close(): Promise<void>
 }
 
+/** Where a socket's connection-table entry is kept (the TLS server's socket is the one the requests see). */
+const CONN = Symbol('edgeplane.conn')
+type TrackedSocket = tls.TLSSocket & { [CONN]?: Conn<tls.TLSSocket> }
+
+/** A body that will not be read: too large, or its request was aborted or timed out. */
+const TOO_LARGE = Symbol('too large')
+const GONE = Symbol('gone')
+
+/** Answers written straight to a socket, outside any request (the parser refused it, or it overstayed). */
+const RAW_ANSWER = {
+  400: 'HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n',
+  408: 'HTTP/1.1 408 Request Timeout\r\nconnection: close\r\ncontent-length: 0\r\n\r\n',
+  431: 'HTTP/1.1 431 Request Header Fields Too Large\r\nconnection: close\r\ncontent-length: 0\r\n\r\n',
+} as const
+
+/** Socket errors that only say the client went away: not worth a log line. */
+const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ETIMEDOUT', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END'])
+
 export async function startListener(opts: ListenerOptions): Promise<Listener> {
-  const sockets = new Set<Socket>()
+  const limits: ConnectionLimits = { ...CONNECTION_LIMIT_DEFAULTS, ...opts.limits }
+  const table = new ConnectionTable<TrackedSocket>(limits, (socket) => socket.bytesRead)
   let inflight = 0
-  let closing = false
+  let stopping = false
   let drained: (() => void) | undefined
 
-  const httpServer = http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+  /** Logs a failure of the listener itself; a failing log sink is the end of the line (never thrown on). */
+  const report = (line: string) => {
+    try {
+      opts.log(line)
+    } catch {
+      // the log sink failed too: nothing is left to tell
+    }
+  }
+  const guarded = <A extends unknown[]>(what: string, fn: (...args: A) => void, socketOf?: (...args: A) => Socket | undefined) =>
+    guard(report, what, fn, socketOf)
+  /** The socket of a listener whose first argument is it; the one of `(error, socket)` listeners. */
+  const first = (socket: Socket) => socket
+  const second = (_e: unknown, socket?: Socket) => socket
+
+  const onRequest = (req: http.IncomingMessage, res: http.ServerResponse) => {
     inflight++
-    void serve(req, res).finally(() => {
+    const done = () => {
       inflight--
-      if (closing && inflight === 0) drained?.()
+      if (stopping && inflight === 0) drained?.()
+    }
+    serve(req, res).then(done, (e) => {
+      report(`error: listener: a request failed outside its guard: ${describeThrown(e)}`)
+      done()
     })
-  })
+  }
+  // Bun 1.4.5's node:http honours maxHeaderSize (431 past it) but none of headersTimeout, requestTimeout and
+  // keepAliveTimeout on these sockets (a silent or dribbling client stayed connected): the connection table keeps them
+  const httpServer = http.createServer({ maxHeaderSize: limits.maxHeaderBytes }, onRequest)
+  // `Expect: 100-continue`: the client is told to go on only with a body it may send; one declared over the limit is
+  // answered 413 at once instead
+  httpServer.on(
+    'checkContinue',
+    guarded('an Expect: 100-continue', (req: http.IncomingMessage, res: http.ServerResponse) => {
+      if (!(Number(req.headers['content-length'] ?? '0') > opts.maxBodyBytes)) res.writeContinue()
+      onRequest(req, res)
+    }),
+  )
+  // the parser refused a request (malformed, or its headers over maxHeaderBytes): answered as Bun's parser does by
+  // itself (431 or 400, no body), then closed
+  httpServer.on(
+    'clientError',
+    guarded('a parser refusal', (err: NodeJS.ErrnoException, socket: Socket) => {
+      const conn = (socket as TrackedSocket)[CONN]
+      if (socket.writable && !CLIENT_GONE.has(err.code ?? '')) {
+        socket.end(err.code === 'HPE_HEADER_OVERFLOW' ? RAW_ANSWER[431] : RAW_ANSWER[400])
+        if (conn) closing(conn, performance.now())
+        else socket.destroy()
+      } else socket.destroy()
+    }, second),
+  )
+  // what the Keep-Alive header of an answer tells the client (the connection table enforces it)
+  httpServer.keepAliveTimeout = limits.keepAliveTimeoutMs
+  httpServer.on('error', guarded('the HTTP server', (e: unknown) => report(`error: listener: HTTP server: ${describeThrown(e)}`)))
 
   let origin = ''
 
@@ -91,41 +175,67 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
     const requestId = newShortId()
     const method = req.method ?? 'GET'
     const path = targetPath(req.url ?? '')
-    // the request's log line, once its answer has been written out
-    const logged = () => {
-      const ms = performance.now() - startedAt
-      const bare = (path ?? req.url ?? '').split('?')[0]
-      if (opts.logRequest) {
-        opts.logRequest({ requestId, method, path: bare, status: res.statusCode, ms: Math.round(ms * 10) / 10, remoteAddress: req.socket.remoteAddress ?? '' })
-      } else opts.log(`request ${requestId} ${method} ${bare} ${res.statusCode} ${ms.toFixed(1)}ms`)
+    const socket = req.socket as TrackedSocket | null
+    const conn = socket?.[CONN]
+    if (conn) requestIn(conn, startedAt)
+    // the request's log line, once its answer has been written out; then the connection waits for its next request,
+    // or, answered with `connection: close`, is closed (a body not read stays unread)
+    const written = (closeAfter: boolean) => () => {
+      try {
+        const ms = performance.now() - startedAt
+        const bare = (path ?? req.url ?? '').split('?')[0]
+        if (opts.logRequest) {
+          opts.logRequest({ requestId, method, path: bare, status: res.statusCode, ms: Math.round(ms * 10) / 10, remoteAddress: conn?.address ?? '' })
+        } else opts.log(`request ${requestId} ${method} ${bare} ${res.statusCode} ${ms.toFixed(1)}ms`)
+      } catch (e) {
+        report(`request ${requestId} unhandled error in its log line: ${describeThrown(e)}`)
+      }
+      if (!conn) return
+      const now = performance.now()
+      answered(conn, now)
+      if (closeAfter) {
+        closing(conn, now)
+        conn.socket.end()
+      }
     }
-    const refuse = (e: ApiError) => write(res, renderApiError(e, requestId), [], true, logged)
+    const refuse = (e: ApiError) => {
+      // nothing more of this connection is read
+      socket?.pause()
+      return write(res, conn, renderApiError(e, requestId), [], true, written(true))
+    }
     try {
       if (path === undefined) {
         return await refuse(ApiError.invalidField('target', 'the request target is neither a path nor an absolute https URL', req.url ?? ''))
       }
+      const raw = req.rawHeaders
+      if (raw.length > 2 * limits.maxHeaders) return refuseRaw(res, socket, 431, written(true))
       const headers = new Headers()
       let hosts: string[] | undefined
-      const raw = req.rawHeaders
+      // a body is declared by its length or sent chunked; GET and HEAD have none unless so declared
+      let declared: string | undefined
+      let chunkedBody = false
       for (let i = 0; i < raw.length; i += 2) {
-        headers.append(raw[i], raw[i + 1])
-        if (raw[i].length === 4 && raw[i].toLowerCase() === 'host') (hosts ??= []).push(raw[i + 1])
+        const name = raw[i]
+        headers.append(name, raw[i + 1])
+        if (name.length === 4 && name.toLowerCase() === 'host') (hosts ??= []).push(raw[i + 1])
+        else if (name.length === 14 && name.toLowerCase() === 'content-length') declared = raw[i + 1]
+        else if (name.length === 17 && name.toLowerCase() === 'transfer-encoding') chunkedBody = true
       }
       if (hosts && (hosts.length > 1 || (hosts[0] !== '' && !isValidHostHeader(hosts[0])))) {
         return await refuse(ApiError.invalidField('host', 'the Host header is not a valid host[:port]', hosts.join(', ')))
       }
       let body: Buffer | undefined
-      if (method !== 'GET' && method !== 'HEAD') {
-        const declared = Number(req.headers['content-length'] ?? '0')
-        if (declared > opts.maxBodyBytes) return await refuse(new ApiError('REQUEST_ENTITY_TOO_LARGE'))
-        const chunks: Buffer[] = []
-        let size = 0
-        for await (const chunk of req) {
-          size += (chunk as Buffer).length
-          if (size > opts.maxBodyBytes) return await refuse(new ApiError('REQUEST_ENTITY_TOO_LARGE'))
-          chunks.push(chunk as Buffer)
-        }
-        body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)
+      const bodiless = method === 'GET' || method === 'HEAD'
+      if (!bodiless || chunkedBody || (declared !== undefined && declared !== '0')) {
+        if (Number(declared ?? '0') > opts.maxBodyBytes) return await refuse(new ApiError('REQUEST_ENTITY_TOO_LARGE'))
+        if (conn) awaitingBody(conn)
+        const read = await readBody(req, opts.maxBodyBytes)
+        // the client went away, or the connection overstayed and is being closed: nobody is left to answer
+        if (read === GONE || (conn && conn.phase === Phase.Closing)) return
+        if (read === TOO_LARGE) return await refuse(new ApiError('REQUEST_ENTITY_TOO_LARGE'))
+        if (conn) bodyIn(conn)
+        // a body sent with a GET or HEAD is read (within the limit, so the next request on the connection can be) and ignored
+        if (!bodiless) body = read
       }
       const answer = await opts.handle({
         method,
@@ -136,28 +246,77 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
         peer: peerOfSocket(req.socket as tls.TLSSocket),
         requestId,
       })
-      await write(res, answer.response, answer.headers, false, logged)
+      await write(res, conn, answer.response, answer.headers, false, written(false))
     } catch (e) {
-      if (res.headersSent) {
-        opts.log(`request ${requestId}: the answer failed after its headers were sent: ${String(e)}`)
-        res.destroy()
+      if (res.headersSent || !socket || !socket.writable) {
+        // the answer cannot be written (any more): the request ends here, its error logged once
+        report(`request ${requestId} unhandled error on ${method} ${path ?? '?'} after its answer was begun or its connection lost: ${describeThrown(e)}`)
+        socket?.destroy()
         return
       }
       try {
-        await write(res, renderThrown(e, { method, path: path ?? '?', requestId }, opts.log), [], true, logged)
-      } catch {
-        res.destroy()
+        await write(res, conn, renderThrown(e, { method, path: path ?? '?', requestId }, report), [], true, written(true))
+      } catch (again) {
+        report(`request ${requestId} unhandled error while writing its 500 answer: ${describeThrown(again)}`)
+        socket.destroy()
       }
     }
+  }
+
+  /**
+   * The body of a request, up to `max` bytes; TOO_LARGE as soon as it passes them (the connection then stops being
+   * read: the rest is never received), GONE when the request was aborted before its end.
+   */
+  function readBody(req: http.IncomingMessage, max: number): Promise<Buffer | typeof TOO_LARGE | typeof GONE> {
+    return new Promise((resolve) => {
+      const chunks: Buffer[] = []
+      let size = 0
+      let settled = false
+      const settle = (v: Buffer | typeof TOO_LARGE | typeof GONE) => {
+        if (settled) return
+        settled = true
+        resolve(v)
+      }
+      req.on('data', (chunk: Buffer) => {
+        if (settled) return
+        size += chunk.length
+        if (size > max) {
+          req.socket?.pause()
+          req.pause()
+          return settle(TOO_LARGE)
+        }
+        chunks.push(chunk)
+      })
+      req.on('end', () => settle(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)))
+      req.on('error', () => settle(GONE))
+      req.on('close', () => {
+        if (!req.complete) settle(GONE)
+      })
+    })
+  }
+
+  /** Refuses a request with a bodiless answer (as the parser's own refusals are), closing the connection after it. */
+  function refuseRaw(res: http.ServerResponse, socket: Socket | null, status: 431, written: () => void): void {
+    socket?.pause()
+    res.writeHead(status, ['connection', 'close', 'content-length', '0'])
+    res.end(written)
   }
 
   /**
    * Writes an answer: its status and headers (the response's own, then `extra`) in one `writeHead`, and its body; the
    * socket corked around both when the body is small (CORK_MAX_BYTES).
    */
-  async function write(res: http.ServerResponse, response: Response, extra: readonly string[], closeAfter: boolean, written: () => void): Promise<void> {
+  async function write(
+    res: http.ServerResponse,
+    conn: Conn<TrackedSocket> | undefined,
+    response: Response,
+    extra: readonly string[],
+    closeAfter: boolean,
+    written: () => void,
+  ): Promise<void> {
     const rendered = renderedBody(response)
     const buf = rendered ? undefined : response.body ? Buffer.from(await response.arrayBuffer()) : undefined
+    if (conn) writing(conn, performance.now())
     const headers: string[] = []
     response.headers.forEach((value, key) => headers.push(key, value))
     for (const h of extra) headers.push(h)
@@ -165,22 +324,59 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
     const size = rendered ? rendered.bytes.length : (buf?.length ?? 0)
     const socket = size > CORK_MAX_BYTES ? null : res.socket
     socket?.cork()
-    if (rendered) {
-      const { bytes } = rendered
-      headers.push('content-length', String(bytes.length))
-      res.writeHead(response.status, headers)
-      // a pooled buffer goes back only once the answer has been written out
-      res.end(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length), () => {
-        rendered.release()
-        written()
-      })
-    } else {
-      if (buf) headers.push('content-length', String(buf.length))
-      res.writeHead(response.status, headers)
-      res.end(buf, written)
+    try {
+      if (rendered) {
+        const { bytes } = rendered
+        headers.push('content-length', String(bytes.length))
+        res.writeHead(response.status, headers)
+        // a pooled buffer goes back only once the answer has been written out
+        res.end(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length), () => {
+          rendered.release()
+          written()
+        })
+      } else {
+        if (buf) headers.push('content-length', String(buf.length))
+        res.writeHead(response.status, headers)
+        res.end(buf, written)
+      }
+    } finally {
+      socket?.uncork()
     }
-    socket?.uncork()
   }
+
+  /** Closes the connections past their phase's deadline: one that was sending a request is told 408 first. */
+  const sweep = guarded('the connection sweep', () => {
+    const now = performance.now()
+    for (const conn of table.sweep(now)) {
+      const socket = conn.socket
+      try {
+        if (conn.phase !== Phase.Closing) opts.observe?.timedOut(PHASE_NAMES[conn.phase])
+        const midRequest = conn.phase === Phase.Headers || conn.phase === Phase.Body
+        if (midRequest && conn.inflight <= 1 && socket.writable) {
+          socket.pause()
+          closing(conn, now)
+          socket.end(RAW_ANSWER[408])
+        } else {
+          table.release(conn)
+          socket.destroy()
+        }
+      } catch (e) {
+        report(`error: listener: closing a connection past its deadline failed: ${describeThrown(e)}`)
+        table.release(conn)
+      }
+    }
+    refusedSinceNote += table.takeRefused()
+    if (refusedSinceNote > 0 && now - lastRefusalNote >= 60_000) {
+      report(`warning: ${refusedSinceNote} new connections refused: the limit of ${limits.maxConnections} open connections, or of ${limits.maxConnectionsPerAddress} from one address, was reached`)
+      lastRefusalNote = now
+      refusedSinceNote = 0
+    }
+  })
+  // refused connections are noted at most once a minute (a flood of them must not flood the log)
+  let lastRefusalNote = -Infinity
+  let refusedSinceNote = 0
+  const sweeper = setInterval(sweep, sweepEveryMs(limits))
+  sweeper.unref?.()
 
   const tlsServer = tls.createServer({
     key: opts.tls.key,
@@ -189,28 +385,65 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
     requestCert: true,
     rejectUnauthorized: false,
     minVersion: 'TLSv1.2',
+    // the handshake's deadline is the sweep's (Bun's own handshakeTimeout reports a tlsClientError and leaves the socket open)
+    handshakeTimeout: 0,
   })
-  tlsServer.on('secureConnection', (socket) => {
-    sockets.add(socket)
-    socket.on('close', () => sockets.delete(socket))
-    httpServer.emit('connection', socket)
-  })
-  tlsServer.on('tlsClientError', () => {})
+  // every accepted TCP connection, before its handshake: counted, or refused at once past a limit
+  tlsServer.on(
+    'connection',
+    guarded('accepting a connection', (socket: TrackedSocket) => {
+      const conn = table.admit(socket, socket.remoteAddress ?? '', performance.now())
+      if (!conn) {
+        socket.destroy()
+        opts.observe?.refused()
+        return
+      }
+      socket[CONN] = conn
+      socket.on(
+        'error',
+        guarded('a socket error', (e: NodeJS.ErrnoException) => {
+          if (!CLIENT_GONE.has(e.code ?? '')) report(`error: listener: connection from ${conn.address}: ${describeThrown(e)}`)
+        }),
+      )
+      socket.once('close', guarded('a socket close', () => table.release(conn)))
+    }, first),
+  )
+  tlsServer.on(
+    'secureConnection',
+    guarded('a TLS connection', (socket: TrackedSocket) => {
+      const conn = socket[CONN]
+      if (conn) handshaken(conn, performance.now(), socket.bytesRead)
+      httpServer.emit('connection', socket)
+    }, first),
+  )
+  tlsServer.on(
+    'tlsClientError',
+    guarded('a TLS handshake failure', (_e: unknown, socket?: Socket) => {
+      socket?.destroy()
+    }, second),
+  )
 
   await new Promise<void>((resolve, reject) => {
     tlsServer.once('error', reject)
-    tlsServer.listen(opts.port, opts.host, () => resolve())
+    tlsServer.listen(opts.port, opts.host, () => {
+      tlsServer.off('error', reject)
+      resolve()
+    })
   })
+  // after the start, an error of the server (an accept that failed: out of file descriptors) is logged, never thrown
+  tlsServer.on('error', guarded('the TLS server', (e: unknown) => report(`error: listener: TLS server: ${describeThrown(e)}`)))
   const port = (tlsServer.address() as AddressInfo).port
   origin = `https://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${port}`
 
   return {
     port,
+    openConnections: () => table.size,
     async close() {
-      closing = true
+      stopping = true
+      clearInterval(sweeper)
       const closed = new Promise<void>((resolve) => tlsServer.close(() => resolve()))
       if (inflight > 0) await new Promise<void>((r) => (drained = r))
-      for (const s of sockets) s.destroy()
+      for (const socket of table.sockets()) socket.destroy()
       httpServer.close()
       await closed
     },

@@ -104,3 +104,31 @@ export function createControllerMetrics(
     },
   }
 }
+
+/** What the listener reports of its connections (http-listener.ts). */
+export interface ConnectionObserver {
+  /** A new connection was refused at a limit (maxConnections or maxConnectionsPerAddress). */
+  refused(): void
+  /** A connection was closed past the deadline of `phase` (handshake, headers, body, write, idle). */
+  timedOut(phase: string): void
+}
+
+/** The listener's series: open connections (read at scrape time), those refused at a limit, those timed out per phase. */
+export function createConnectionMetrics(registry: MetricsRegistry, open: () => number): ConnectionObserver {
+  registry.register(new Gauge('edgeplane_connections_open', 'Open connections of the listener, TLS handshakes included', [], () => [[[], open()]]))
+  const refused = registry
+    .register(new Counter('edgeplane_connections_refused_total', 'New connections closed at once: the limit in all or per source address was reached'))
+    .labels()
+  const timedOut = registry.register(
+    new Counter('edgeplane_connections_timed_out_total', 'Connections closed past the deadline of their phase', ['phase']),
+  )
+  const byPhase = new Map<string, CounterSeries>()
+  return {
+    refused: () => refused.inc(),
+    timedOut(phase) {
+      let s = byPhase.get(phase)
+      if (!s) byPhase.set(phase, (s = timedOut.labels(phase)))
+      s.inc()
+    },
+  }
+}

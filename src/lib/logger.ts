@@ -115,7 +115,7 @@ export function createLogger(opts: LoggerOptions): Logger {
  */
 export function noteLogger(logger: Logger): (line: string) => void {
   return (line) => {
-    const m = /^request ([A-Za-z0-9_-]+):? /.exec(line)
+    const m = /^request ([A-Za-z0-9._-]+):? /.exec(line)
     const fields = m ? { requestId: m[1] } : {}
     if (line.startsWith('warning:')) logger.warn(fields, line)
     else if (/^(fatal|error)\b/i.test(line) || / unhandled error | answer failed /.test(line)) logger.error(fields, line)

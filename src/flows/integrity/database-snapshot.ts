@@ -3,8 +3,7 @@
  * compacted copy of the open store (store/store-copy.ts `copyStore`, handed in) named as the real controller names them,
  * `<dir>/<db file>-YYYYMMDD-HHMMSS` (UTC), in the data directory or the configured snapshot directory. A snapshot is
  * a whole LMDB environment: put in a new data directory as `edgeplane.mdb` beside a copy of the `pki` directory, it
- * starts as the controller was when it was taken. Copies written at once (a snapshot and the integrity fix's copy in
- * the same second) get names of their own: `-1`, `-2`, ... after the stamp.
+ * starts as the controller was when it was taken.
  */
 import { existsSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
@@ -25,7 +24,8 @@ export interface DatabaseSnapshots {
 export function createDatabaseSnapshots(deps: { dbPath: string; copyStore: (destPath: string) => Promise<void>; clock: Clock; dir?: string }): DatabaseSnapshots {
   const dir = deps.dir ?? dirname(deps.dbPath)
   let lastTakenAt: number | undefined
-  // paths of copies still being written: an operator's snapshot and the fix's copy in the same second get two names
+  // names of the snapshots being written: two written in the same second (an operator's and the integrity fix's)
+  // must not both pick the one free name
   const writing = new Set<string>()
   const write = async () => {
     const base = join(dir, `${basename(deps.dbPath)}-${stamp(deps.clock.now())}`)

@@ -146,4 +146,29 @@ describe('operations settings (issue 12, part G)', () => {
     expect(() => resolveConfig({ config: file('t.yml', 'loginThrottle: {distinctWindow: 1d}\n') }, {})).toThrow('loginThrottle.distinctWindow')
     expect(() => resolveConfig({ config: file('u.yml', 'commandRateLimiter: {size: 5}\n') }, {})).toThrow(ConfigError)
   })
+
+  it('case=connection limits from the file: durations parsed, bounds checked, unset ones left to the defaults', () => {
+    const cfg = file(
+      'conn.yml',
+      'connectionLimits: {handshakeTimeout: 5s, headersTimeout: 2s, requestTimeout: 1m, keepAliveTimeout: 90s, writeTimeout: 45s, maxHeaderBytes: 32768, maxHeaders: 50, maxConnections: 500, maxConnectionsPerAddress: 20}\n',
+    )
+    expect(resolveConfig({ config: cfg }, {}).connectionLimits).toEqual({
+      handshakeTimeoutMs: 5_000,
+      headersTimeoutMs: 2_000,
+      requestTimeoutMs: 60_000,
+      keepAliveTimeoutMs: 90_000,
+      writeTimeoutMs: 45_000,
+      maxHeaderBytes: 32_768,
+      maxHeaders: 50,
+      maxConnections: 500,
+      maxConnectionsPerAddress: 20,
+    })
+    const partial = resolveConfig({ config: file('conn2.yml', 'connectionLimits: {maxConnections: 7}\n') }, {}).connectionLimits
+    expect(Object.entries(partial).filter(([, v]) => v !== undefined)).toEqual([['maxConnections', 7]])
+    expect(() => resolveConfig({ config: file('c3.yml', 'connectionLimits: {headersTimeout: 500ms}\n') }, {})).toThrow('connectionLimits.headersTimeout')
+    expect(() => resolveConfig({ config: file('c4.yml', 'connectionLimits: {requestTimeout: soon}\n') }, {})).toThrow('connectionLimits.requestTimeout')
+    expect(() => resolveConfig({ config: file('c5.yml', 'connectionLimits: {maxHeaderBytes: 100}\n') }, {})).toThrow(ConfigError)
+    expect(() => resolveConfig({ config: file('c6.yml', 'connectionLimits: {maxConnections: 0}\n') }, {})).toThrow(ConfigError)
+    expect(() => resolveConfig({ config: file('c7.yml', 'connectionLimits: {idleTimeout: 5s}\n') }, {})).toThrow(ConfigError)
+  })
 })

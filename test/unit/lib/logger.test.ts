@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'bun:test'
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createLogger, type RequestLine } from '../../../src/lib/logger.ts'
+import { createLogger, noteLogger, type RequestLine } from '../../../src/lib/logger.ts'
 
 const dirs: string[] = []
 afterEach(() => {
@@ -68,5 +68,20 @@ describe('logger', () => {
     logger.info({}, 'an info line')
     logger.warn({}, 'warning: kept')
     expect(out.map((l) => JSON.parse(l).msg)).toEqual(['warning: kept'])
+  })
+})
+
+describe('noteLogger', () => {
+  it('case=a line about a request carries its id (any shortid: its alphabet has . and -) at the level its wording says', () => {
+    const lines: string[] = []
+    const note = noteLogger(createLogger({ level: 'info', write: (l) => lines.push(l) }))
+    note('request a.b-C1 unhandled error on GET /x: Error: boom')
+    note('request Zz9.-x GET /x 200 1.0ms')
+    note('warning: something')
+    expect(lines.map((l) => JSON.parse(l)).map((l) => [l.level, l.requestId])).toEqual([
+      ['error', 'a.b-C1'],
+      ['info', 'Zz9.-x'],
+      ['warn', undefined],
+    ])
   })
 })
