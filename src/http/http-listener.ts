@@ -23,7 +23,7 @@ import { ApiError } from '../errors/api-error.ts'
 import { newShortId } from '../lib/ids.ts'
 import type { RequestLine } from '../lib/logger.ts'
 import { renderedBody } from './http-body.ts'
-import { renderApiError, renderThrown } from './http-errors.ts'
+import { ERROR_META, renderApiError, renderThrown } from './http-errors.ts'
 import { peerOfSocket } from './peer-cert.ts'
 import type { ConnectionObserver } from './http-metrics.ts'
 import { describeThrown, guard } from './http-guard.ts'
@@ -104,8 +104,25 @@ const RAW_ANSWER = {
   431: 'HTTP/1.1 431 Request Header Fields Too Large\r\nconnection: close\r\ncontent-length: 0\r\n\r\n',
 } as const
 
+/** An error answer in the envelope written straight to a socket (outside node:http's response), closing it. */
+function rawEnvelope(err: ApiError, requestId: string): string {
+  const body = JSON.stringify({ error: { code: err.code, message: err.message, requestId }, meta: ERROR_META })
+  const reason = http.STATUS_CODES[err.status] ?? 'Error'
+  return `HTTP/1.1 ${err.status} ${reason}\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+}
+
 /** Socket errors that only say the client went away: not worth a log line. */
 const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ETIMEDOUT', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END'])
+
+/**
+ * Whether a socket error is the TLS layer refusing what the client sent (bytes that are not TLS, a malformed
+ * ClientHello, no shared cipher or group, a record that does not decrypt): the client's fault, met by closing its
+ * connection, never an error of ours. OpenSSL/BoringSSL errors carry `SSL routines` in the message, or an
+ * `ERR_SSL_*` code.
+ */
+export function isClientTlsError(e: NodeJS.ErrnoException): boolean {
+  return (e.code ?? '').startsWith('ERR_SSL_') || /SSL routines/.test(String(e.message))
+}
 
 export async function startListener(opts: ListenerOptions): Promise<Listener> {
   const limits: ConnectionLimits = { ...CONNECTION_LIMIT_DEFAULTS, ...opts.limits }
@@ -163,6 +180,17 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
         else socket.destroy()
       } else socket.destroy()
     }, second),
+  )
+  // CONNECT (a proxy's verb: `CONNECT host:port` or a path) is no request of ours: node:http hands it to 'connect'
+  // listeners and, with none, closes the socket without a word. It is answered 405 in the error envelope, then closed.
+  httpServer.on(
+    'connect',
+    guarded('a CONNECT request', (_req: http.IncomingMessage, socket: Socket) => {
+      const conn = (socket as TrackedSocket)[CONN]
+      if (!socket.writable) return void socket.destroy()
+      socket.end(rawEnvelope(new ApiError('METHOD_NOT_ALLOWED'), newShortId()))
+      if (conn) closing(conn, performance.now())
+    }, (_req: http.IncomingMessage, socket: Socket) => socket),
   )
   // what the Keep-Alive header of an answer tells the client (the connection table enforces it)
   httpServer.keepAliveTimeout = limits.keepAliveTimeoutMs
@@ -402,7 +430,9 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
       socket.on(
         'error',
         guarded('a socket error', (e: NodeJS.ErrnoException) => {
-          if (!CLIENT_GONE.has(e.code ?? '')) report(`error: listener: connection from ${conn.address}: ${describeThrown(e)}`)
+          // the connection closes; a client that went away, or whose TLS the TLS layer refused, is not our error
+          if (CLIENT_GONE.has(e.code ?? '') || isClientTlsError(e)) return
+          report(`warning: listener: connection from ${conn.address}: ${describeThrown(e)}`)
         }),
       )
       socket.once('close', guarded('a socket close', () => table.release(conn)))
