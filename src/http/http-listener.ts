@@ -112,7 +112,7 @@ function rawEnvelope(err: ApiError, requestId: string): string {
 }
 
 /** Socket errors that only say the client went away: not worth a log line. */
-const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ETIMEDOUT', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END'])
+const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ETIMEDOUT', 'ERR_SOCKET_CLOSED', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END'])
 
 /**
  * Whether a socket error is the TLS layer refusing what the client sent (bytes that are not TLS, a malformed
