@@ -4,7 +4,7 @@
 // Each case ends by checking that the server still answers.
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { startTestServer, type TestServer } from '../support/harness.ts'
-import { chunked, openTcp, openTls, type RawConn } from '../support/raw-conn.ts'
+import { chunked, openTcp, openTls, type RawConn } from '../support/raw-wire.ts'
 
 const SLOW = { handshakeTimeoutMs: 300, headersTimeoutMs: 300, requestTimeoutMs: 600, keepAliveTimeoutMs: 300, maxHeaderBytes: 4096, maxHeaders: 20 }
 const CROWDED = { maxConnections: 12, maxConnectionsPerAddress: 5 }
@@ -19,7 +19,7 @@ beforeAll(async () => {
   crowded = await startTestServer({ connectionLimits: CROWDED, metricsListen: { host: '127.0.0.1', port: 0 } })
 })
 afterAll(async () => {
-  for (const c of held) c.close()
+  for (const c of held) c.destroy()
   await slow.stop()
   await crowded.stop()
 })
@@ -76,8 +76,8 @@ describe('bodies over the limit (1 MiB)', () => {
     const written = await flood(conn, framed, 64 * 1024 * 1024)
     await conn.closed
     expect(conn.status()).toBe(413)
-    expect(conn.received()).toContain('REQUEST_ENTITY_TOO_LARGE')
-    expect(conn.received().toLowerCase()).toContain('connection: close')
+    expect(conn.text()).toContain('REQUEST_ENTITY_TOO_LARGE')
+    expect(conn.text().toLowerCase()).toContain('connection: close')
     // what the kernels' buffers take, not the 64 MB
     expect(written).toBeLessThan(24 * 1024 * 1024)
     expect(await versionStatus(crowded)).toBe(200)
@@ -99,7 +99,7 @@ describe('bodies over the limit (1 MiB)', () => {
     await atLimit.closed
     // blanks are no login: refused by the app, after the whole body was read
     expect(atLimit.status()).toBe(400)
-    expect(atLimit.received()).toContain('"requestId"')
+    expect(atLimit.text()).toContain('"requestId"')
     const over = await openTls(crowded.server.port, { localAddress: '127.0.0.9' })
     await over.write(`${LOGIN}transfer-encoding: chunked\r\n\r\n`)
     void over.write(chunked(Buffer.alloc(1024 * 1024 + 1, ' ')))
@@ -119,7 +119,7 @@ describe('bodies over the limit (1 MiB)', () => {
     await small.write('GET /edge/client/v1/version HTTP/1.1\r\nhost: localhost\r\ncontent-length: 5\r\n\r\nhello')
     await small.write('GET /edge/client/v1/version HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n')
     await small.closed
-    expect(small.received().match(/HTTP\/1\.1 200/g)?.length).toBe(2)
+    expect(small.text().match(/HTTP\/1\.1 200/g)?.length).toBe(2)
   })
 
   it('answers Expect: 100-continue with 100 for a body within the limit, and 413 without 100 for one over it', async () => {
@@ -128,27 +128,27 @@ describe('bodies over the limit (1 MiB)', () => {
     await within.waitFor('100 Continue')
     await within.write('{}')
     await within.closed
-    expect(within.received()).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 400 /)
+    expect(within.text()).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 400 /)
     const over = await openTls(crowded.server.port, { localAddress: '127.0.0.9' })
     await over.write(`${LOGIN}content-length: 5000000\r\nexpect: 100-continue\r\n\r\n`)
     await over.closed
     expect(over.status()).toBe(413)
-    expect(over.received()).not.toContain('100 Continue')
-    expect(over.received()).toContain('REQUEST_ENTITY_TOO_LARGE')
+    expect(over.text()).not.toContain('100 Continue')
+    expect(over.text()).toContain('REQUEST_ENTITY_TOO_LARGE')
   })
 
   it('survives bodies aborted after the headers, half-way and after the 413', async () => {
     const afterHeaders = await openTls(crowded.server.port, { localAddress: '127.0.0.9' })
     await afterHeaders.write(`${LOGIN}content-length: 1000\r\n\r\n`)
-    afterHeaders.close()
+    afterHeaders.destroy()
     const halfWay = await openTls(crowded.server.port, { localAddress: '127.0.0.9' })
     await halfWay.write(`${LOGIN}transfer-encoding: chunked\r\n\r\n`)
     await halfWay.write(chunked(Buffer.alloc(600 * 1024, 'a')).subarray(0, 300 * 1024))
-    halfWay.close()
+    halfWay.destroy()
     const after413 = await openTls(crowded.server.port, { localAddress: '127.0.0.9' })
     await after413.write(`${LOGIN}content-length: 2000000\r\n\r\n`)
     await after413.waitFor('REQUEST_ENTITY_TOO_LARGE')
-    after413.close()
+    after413.destroy()
     expect(await versionStatus(crowded)).toBe(200)
   })
 })
@@ -160,7 +160,7 @@ describe('headers', () => {
     await over.write(`GET /edge/client/v1/version HTTP/1.1\r\nhost: localhost\r\n${headers(SLOW.maxHeaders)}\r\n`)
     await over.closed
     expect(over.status()).toBe(431)
-    expect(over.received().toLowerCase()).toContain('connection: close')
+    expect(over.text().toLowerCase()).toContain('connection: close')
     const at = await openTls(slow.server.port)
     await at.write(`GET /edge/client/v1/version HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n${headers(SLOW.maxHeaders - 2)}\r\n`)
     await at.closed
@@ -188,7 +188,7 @@ describe('headers', () => {
     const plain = await openTcp(crowded.server.port, '127.0.0.9')
     await plain.write('GET /edge/client/v1/version HTTP/1.1\r\nhost: localhost\r\n\r\n')
     await plain.closed
-    expect(plain.received()).not.toContain('HTTP/1.1 200')
+    expect(plain.text()).not.toContain('HTTP/1.1 200')
     expect(await versionStatus(crowded)).toBe(200)
   })
 
@@ -213,7 +213,7 @@ describe('timeouts', () => {
     // a TLS record header announcing a ClientHello of 512 bytes, and 1 byte of it
     await truncated.write(Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01]))
     await Promise.all([silent.closed, truncated.closed])
-    expect(silent.received()).toBe('')
+    expect(silent.text()).toBe('')
     expect(await metric(slow, 'edgeplane_connections_timed_out_total{phase="handshake"}')).toBe(before + 2)
     expect(await versionStatus(slow)).toBe(200)
   })
@@ -221,7 +221,7 @@ describe('timeouts', () => {
   it('closes a connection that sends no request after its handshake, without an answer', async () => {
     const conn = await openTls(slow.server.port)
     await conn.closed
-    expect(conn.received()).toBe('')
+    expect(conn.text()).toBe('')
   })
 
   it('answers headers dribbled one byte at a time 408 and closes the connection before they end', async () => {
@@ -248,10 +248,10 @@ describe('timeouts', () => {
     const conn = await openTls(slow.server.port)
     await conn.write('GET /edge/client/v1/version HTTP/1.1\r\nhost: localhost\r\n\r\n')
     await conn.waitFor('"apiVersions"')
-    const answered = conn.received()
+    const answered = conn.text()
     await conn.closed
     expect(conn.status()).toBe(200)
-    expect(conn.received()).toBe(answered)
+    expect(conn.text()).toBe(answered)
   })
 
   it('serves pipelined requests on one connection', async () => {
@@ -259,7 +259,7 @@ describe('timeouts', () => {
     const get = 'GET /edge/client/v1/version HTTP/1.1\r\nhost: localhost\r\n\r\n'
     await conn.write(get + get + get.replace('\r\n\r\n', '\r\nconnection: close\r\n\r\n'))
     await conn.closed
-    expect(conn.received().match(/HTTP\/1\.1 200/g)?.length).toBe(3)
+    expect(conn.text().match(/HTTP\/1\.1 200/g)?.length).toBe(3)
   })
 })
 
@@ -282,10 +282,10 @@ describe('open connections', () => {
     await mine.waitFor('"apiVersions"')
     expect(mine.status()).toBe(200)
     // the answer tells the keep-alive time the server holds to (the default 65 s)
-    expect(mine.received().toLowerCase()).toContain('keep-alive: timeout=65')
+    expect(mine.text().toLowerCase()).toContain('keep-alive: timeout=65')
     expect(await versionStatus(crowded, '127.0.0.3')).toBe(200)
     // one closed: its address may connect again (once the server has seen the close)
-    held.shift()?.close()
+    held.shift()?.destroy()
     let status = 0
     for (let i = 0; i < 250 && status === 0; i++) {
       status = await versionStatus(crowded, from)
@@ -295,7 +295,7 @@ describe('open connections', () => {
   })
 
   it('refuses a connection beyond the limit in all, from any address', async () => {
-    for (const c of held.splice(0)) c.close()
+    for (const c of held.splice(0)) c.destroy()
     const addresses = ['127.0.0.4', '127.0.0.5', '127.0.0.6']
     // wait until the server has seen the closes of the tests before: only the harness's own connections are left
     for (let i = 0; i < 250 && (await metric(crowded, 'edgeplane_connections_open')) > 2; i++) await sleep(20)
@@ -317,7 +317,7 @@ describe('open connections', () => {
     const mine = held[0]
     await mine.write('GET /edge/client/v1/version HTTP/1.1\r\nhost: localhost\r\n\r\n')
     await mine.waitFor('"apiVersions"')
-    for (const c of held.splice(0)) c.close()
+    for (const c of held.splice(0)) c.destroy()
     let status = 0
     for (let i = 0; i < 250 && status === 0; i++) {
       status = await versionStatus(crowded, '127.0.0.7')

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { childLogin, childRequest, killChildren, startChild, type ChildController } from '../support/child-controller.ts'
-import { chunked, openTls } from '../support/raw-conn.ts'
+import { chunked, openTls } from '../support/raw-wire.ts'
 
 const PASSWORD = 'listener-crash-pass-1'
 const dataDir = mkdtempSync(join(tmpdir(), 'edgeplane-listener-crash-'))
@@ -47,7 +47,7 @@ describe('a body over the limit sent chunked', () => {
       void conn.write(chunked(Buffer.alloc(5 * 1024 * 1024, 'a')))
       await conn.closed
       expect(conn.status()).toBe(413)
-      expect(conn.received()).toContain('REQUEST_ENTITY_TOO_LARGE')
+      expect(conn.text()).toContain('REQUEST_ENTITY_TOO_LARGE')
       await expectServing(`chunked-413-${round}`)
     }
   })
@@ -57,7 +57,7 @@ describe('a body over the limit sent chunked', () => {
     await conn.write('POST /edge/client/v1/authenticate?method=password HTTP/1.1\r\nhost: localhost\r\ncontent-length: 5000000\r\n\r\n{"a":')
     await conn.waitFor('REQUEST_ENTITY_TOO_LARGE')
     expect(conn.status()).toBe(413)
-    conn.close()
+    conn.destroy()
     await expectServing('declared-413')
   })
 })

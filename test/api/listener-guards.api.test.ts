@@ -12,7 +12,7 @@ import { systemClock } from '../../src/lib/clock.ts'
 import { ensureControllerPki, type ControllerPki } from '../../src/pki/pki-bootstrap.ts'
 import { startListener, type AnsweredRequest, type Listener } from '../../src/http/http-listener.ts'
 import type { IncomingCall } from '../../src/http/http-call.ts'
-import { openTls, type RawConn } from '../support/raw-conn.ts'
+import { openTls, type RawConn } from '../support/raw-wire.ts'
 
 let dir: string
 let pki: ControllerPki
@@ -82,7 +82,7 @@ async function request(path: string, method = 'GET', body = ''): Promise<{ statu
   const conn = await openTls(listener.port)
   await conn.write(`${method} ${path} HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\ncontent-length: ${body.length}\r\n\r\n${body}`)
   await conn.closed
-  const text = conn.received()
+  const text = conn.text()
   const split = text.indexOf('\r\n\r\n')
   let parsed: any
   try {
@@ -164,7 +164,7 @@ describe('clients that go away', () => {
       const poll = () => (slow.answer ? resolve(slow.answer) : setTimeout(poll, 5))
       poll()
     })
-    conn.close()
+    conn.destroy()
     await conn.closed
     // give the server a turn to see the close, then let the app answer into the closed connection
     await new Promise((r) => setTimeout(r, 50))
@@ -182,17 +182,17 @@ describe('clients that go away', () => {
     conn.socket.resume()
     await conn.closed
     expect(conn.status()).toBe(200)
-    expect(conn.received().length).toBeLessThan(BIG)
+    expect(conn.text().length).toBeLessThan(BIG)
     await expectServing()
   })
 
   it('survives a body reset half-way and a connection reset right after its request line', async () => {
     const half = await openTls(listener.port)
     await half.write('POST /fine HTTP/1.1\r\nhost: localhost\r\ncontent-length: 1000\r\n\r\n{"a":')
-    half.socket.resetAndDestroy?.() ?? half.close()
+    half.socket.resetAndDestroy?.() ?? half.destroy()
     const early = await openTls(listener.port)
     await early.write('GET /fine HTTP/1.1\r\n')
-    early.socket.resetAndDestroy?.() ?? early.close()
+    early.socket.resetAndDestroy?.() ?? early.destroy()
     await Promise.all([half.closed, early.closed])
     await expectServing()
   })

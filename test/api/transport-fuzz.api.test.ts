@@ -20,7 +20,7 @@ import { createIntermediateCa, issueClientCertificate, type CaSigner } from '../
 import { exportPrivateKeyPem, generateKeyPair, importPrivateKeyPem } from '../../src/pki/pki-keys.ts'
 import { childLogin, childRequest, controllerCommand, killChildren, startChild, type ChildController } from '../support/child-controller.ts'
 import { makeTestCa } from '../support/pki.ts'
-import { hasFinalAnswers, openTcp, openTls, parseResponses, type RawConn, type RawResponse } from '../support/raw-wire.ts'
+import { chunked, hasFinalAnswers, openTcp, openTls, parseResponses, type RawConn, type RawResponse } from '../support/raw-wire.ts'
 import { rng } from '../support/rng.ts'
 import { checkAnswer } from '../support/spec-check.ts'
 
@@ -204,17 +204,6 @@ function paddedJson(fields: Record<string, unknown>, size: number): Buffer {
   const fill = size - start.length - end.length
   if (fill < 0) throw new Error(`cannot pad ${start} to ${size} bytes`)
   return Buffer.from(start + 'a'.repeat(fill) + end)
-}
-
-/** `body` in chunked coding, in chunks of `chunk` bytes, with the last chunk (`0`) unless `unterminated`. */
-function chunked(body: Buffer, chunk = 64 * 1024, unterminated = false): Buffer {
-  const parts: Buffer[] = []
-  for (let at = 0; at < body.length; at += chunk) {
-    const piece = body.subarray(at, at + chunk)
-    parts.push(Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n'))
-  }
-  if (!unterminated) parts.push(Buffer.from('0\r\n\r\n'))
-  return Buffer.concat(parts)
 }
 
 /** Writes `bytes` on a new TLS connection and waits for `answers` final answers (or the close, or `ms`). */
@@ -885,7 +874,7 @@ function connectionPlan(next: Next, hello: Buffer): ConnectionPlan {
 async function play(plan: ConnectionPlan): Promise<Buffer> {
   let conn: RawConn
   try {
-    conn = plan.tls ? await openTls(port, undefined, FUZZ_CONNECTION_MS) : await openTcp(port)
+    conn = plan.tls ? await openTls(port, { timeoutMs: FUZZ_CONNECTION_MS }) : await openTcp(port)
   } catch {
     // refused (a connection limit) or reset: nothing was answered
     return Buffer.alloc(0)

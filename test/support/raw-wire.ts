@@ -3,6 +3,7 @@
  * several requests in one write, a connection abandoned half-way, bytes that are not TLS at all. A connection collects
  * everything it receives; parseResponses splits that into HTTP/1.x answers (interim 1xx included).
  * Nothing here throws on a reset or a refused write: a server that drops a hostile connection is an outcome to check.
+ * (The transport's tests share this one module: the fuzz, the connection limits, the listener's guards and crash.)
  */
 import net from 'node:net'
 import tls from 'node:tls'
@@ -11,16 +12,22 @@ export interface RawConn {
   socket: net.Socket
   /** Everything received so far. */
   received(): Buffer
+  /** Everything received so far, as text (latin1: every byte one character). */
+  text(): string
+  /** The status of the first answer received (0 before one). */
+  status(): number
   /** Whether the server closed (or reset) the connection. */
   isClosed(): boolean
   /** The first socket error seen (ECONNRESET, EPIPE, …), if any. */
   error(): Error | undefined
   /** Resolves once the connection is closed. */
   closed: Promise<void>
-  /** Writes, resolving once the bytes are handed to the kernel or the socket has failed (never rejects). */
-  write(bytes: string | Uint8Array): Promise<void>
+  /** Writes; resolves true once the bytes are handed to the kernel, false when the socket is gone or failed (never rejects). */
+  write(bytes: string | Uint8Array): Promise<boolean>
   /** Waits until `done(received)` holds or the connection closes or `ms` pass; answers whether `done` held. */
   until(done: (received: Buffer) => boolean, ms: number): Promise<boolean>
+  /** Resolves once `text` has been received; rejects when the connection closes first or `ms` pass. */
+  waitFor(text: string, ms?: number): Promise<void>
   destroy(): void
 }
 
@@ -51,44 +58,63 @@ function wrap(socket: net.Socket): RawConn {
     }),
   )
   const received = () => (joined ??= chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size))
+  const text = () => received().toString('latin1')
+  const until = (done: (received: Buffer) => boolean, ms: number) =>
+    new Promise<boolean>((resolve) => {
+      const check = () => {
+        if (done(received())) finish(true)
+        else if (closed) finish(false)
+      }
+      const timer = setTimeout(() => finish(done(received())), ms)
+      const finish = (v: boolean) => {
+        clearTimeout(timer)
+        waiters.delete(check)
+        resolve(v)
+      }
+      waiters.add(check)
+      check()
+    })
   return {
     socket,
     received,
+    text,
+    status: () => Number(/^HTTP\/1\.[01] (\d{3})/.exec(text())?.[1] ?? 0),
     isClosed: () => closed,
     error: () => failure,
     closed: closedPromise,
     write(bytes) {
-      if (closed || socket.destroyed) return Promise.resolve()
+      if (closed || socket.destroyed) return Promise.resolve(false)
       return new Promise((resolve) => {
         try {
-          socket.write(bytes, () => resolve())
+          socket.write(bytes, (err) => resolve(!err))
         } catch {
-          resolve()
+          resolve(false)
         }
       })
     },
-    until(done, ms) {
-      return new Promise((resolve) => {
-        const check = () => {
-          if (done(received())) finish(true)
-          else if (closed) finish(false)
-        }
-        const timer = setTimeout(() => finish(done(received())), ms)
-        const finish = (v: boolean) => {
-          clearTimeout(timer)
-          waiters.delete(check)
-          resolve(v)
-        }
-        waiters.add(check)
-        check()
-      })
+    until,
+    async waitFor(wanted, ms = 10_000) {
+      const needle = Buffer.from(wanted, 'latin1')
+      if (!(await until((bytes) => bytes.includes(needle), ms))) {
+        throw new Error(`"${wanted}" did not come (${closed ? 'closed' : `within ${ms} ms`}); received: ${text().slice(0, 300)}`)
+      }
     },
     destroy: () => socket.destroy(),
   }
 }
 
+/** Options of a raw TLS connection: a client certificate, the local address to bind (other 127.x addresses). */
+export interface RawTlsOptions {
+  cert?: string
+  key?: string
+  localAddress?: string
+  /** How long the handshake may take (default 10 s). */
+  timeoutMs?: number
+}
+
 /** A TLS connection to 127.0.0.1:`port` (server certificate not checked), once the handshake is done. */
-export function openTls(port: number, client?: { cert: string; key: string }, timeoutMs = 10_000): Promise<RawConn> {
+export function openTls(port: number, opts: RawTlsOptions = {}): Promise<RawConn> {
+  const { timeoutMs = 10_000, ...client } = opts
   return new Promise((resolve, reject) => {
     const socket = tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false, servername: 'localhost', ...client })
     const timer = setTimeout(() => {
@@ -111,14 +137,25 @@ export function openTls(port: number, client?: { cert: string; key: string }, ti
   })
 }
 
-/** A plain TCP connection to 127.0.0.1:`port`, once connected. */
-export function openTcp(port: number): Promise<RawConn> {
+/** A plain TCP connection to 127.0.0.1:`port` (for bytes that are not TLS), once connected. */
+export function openTcp(port: number, localAddress?: string): Promise<RawConn> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect({ host: '127.0.0.1', port })
+    const socket = net.connect({ host: '127.0.0.1', port, localAddress })
     const conn = wrap(socket)
     socket.once('connect', () => resolve(conn))
     socket.once('error', reject)
   })
+}
+
+/** The chunked transfer coding of `body` in chunks of `chunk` bytes, with the last chunk unless `unterminated`. */
+export function chunked(body: Buffer, chunk = 64 * 1024, unterminated = false): Buffer {
+  const parts: Buffer[] = []
+  for (let at = 0; at < body.length; at += chunk) {
+    const piece = body.subarray(at, at + chunk)
+    parts.push(Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n'))
+  }
+  if (!unterminated) parts.push(Buffer.from('0\r\n\r\n'))
+  return Buffer.concat(parts)
 }
 
 export interface RawResponse {
