@@ -3,6 +3,7 @@
  * Framework errors are mapped to catalogue codes (validation → 400 COULD_NOT_VALIDATE, never 422 or 6xx);
  * anything else is our bug: logged with its requestId, answered 500 UNHANDLED without its message.
  */
+import { describeThrown } from '../lib/describe-thrown.ts'
 import { ApiError, type ApiErrorCause } from '../errors/api-error.ts'
 import { newShortId } from '../lib/ids.ts'
 import { json } from './http-envelope.ts'
@@ -41,13 +42,7 @@ const logToStderr = (line: string) => process.stderr.write(line + '\n')
 /** Renders anything thrown while answering a request; a non-ApiError is logged (with its stack) under the request id. */
 export function renderThrown(e: unknown, at: ThrownAt, log: (line: string) => void = logToStderr): Response {
   if (e instanceof ApiError) return renderApiError(e, at.requestId)
-  let detail: string
-  try {
-    detail = e instanceof Error ? (e.stack ?? `${e.name}: ${e.message}`) : String(e)
-  } catch {
-    detail = 'a thrown value that cannot be shown'
-  }
-  log(`request ${at.requestId} unhandled error on ${at.method} ${at.path}: ${detail}`)
+  log(`request ${at.requestId} unhandled error on ${at.method} ${at.path}: ${describeThrown(e)}`)
   return renderApiError(new ApiError('UNHANDLED'), at.requestId)
 }
 

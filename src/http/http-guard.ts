@@ -2,15 +2,7 @@
  * Guards of the listener's event listeners: no exception leaves one (an exception thrown from a socket, server or
  * timer callback would otherwise end the process); it is reported once and ends at most the connection it was about.
  */
-
-/** A description of anything thrown, for a log line; never throws itself. */
-export function describeThrown(e: unknown): string {
-  try {
-    return e instanceof Error ? (e.stack ?? `${e.name}: ${e.message}`) : String(e)
-  } catch {
-    return 'a thrown value that cannot be shown'
-  }
-}
+import { describeThrown } from '../lib/describe-thrown.ts'
 
 /**
  * `fn` as an event listener that no exception leaves: one is reported (`error: listener: <what> failed: <stack>`) and the

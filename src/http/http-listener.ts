@@ -23,10 +23,11 @@ import { ApiError } from '../errors/api-error.ts'
 import { newShortId } from '../lib/ids.ts'
 import type { RequestLine } from '../lib/logger.ts'
 import { renderedBody } from './http-body.ts'
-import { ERROR_META, renderApiError, renderThrown } from './http-errors.ts'
+import { renderApiError, renderThrown } from './http-errors.ts'
 import { peerOfSocket } from './peer-cert.ts'
 import type { ConnectionObserver } from './http-metrics.ts'
-import { describeThrown, guard } from './http-guard.ts'
+import { guard } from './http-guard.ts'
+import { describeThrown } from '../lib/describe-thrown.ts'
 import {
   answered, awaitingBody, bodyIn, closing, writing, CONNECTION_LIMIT_DEFAULTS, ConnectionTable, handshaken, Phase, PHASE_NAMES, requestIn, sweepEveryMs,
   type Conn, type ConnectionLimits,
@@ -104,11 +105,12 @@ const RAW_ANSWER = {
   431: 'HTTP/1.1 431 Request Header Fields Too Large\r\nconnection: close\r\ncontent-length: 0\r\n\r\n',
 } as const
 
-/** An error answer in the envelope written straight to a socket (outside node:http's response), closing it. */
-function rawEnvelope(err: ApiError, requestId: string): string {
-  const body = JSON.stringify({ error: { code: err.code, message: err.message, requestId }, meta: ERROR_META })
-  const reason = http.STATUS_CODES[err.status] ?? 'Error'
-  return `HTTP/1.1 ${err.status} ${reason}\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+/** An error answer in the envelope (the one renderApiError makes) as raw bytes, for a socket outside node:http's response. */
+function rawEnvelope(err: ApiError): Buffer {
+  const res = renderApiError(err)
+  const body = renderedBody(res)!.bytes
+  const head = `HTTP/1.1 ${res.status} ${http.STATUS_CODES[res.status] ?? 'Error'}\r\ncontent-type: ${res.headers.get('content-type')}\r\nconnection: close\r\ncontent-length: ${body.length}\r\n\r\n`
+  return Buffer.concat([Buffer.from(head, 'latin1'), body])
 }
 
 /** Socket errors that only say the client went away: not worth a log line. */
@@ -120,7 +122,7 @@ const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ETIMEDOUT',
  * connection, never an error of ours. OpenSSL/BoringSSL errors carry `SSL routines` in the message, or an
  * `ERR_SSL_*` code.
  */
-export function isClientTlsError(e: NodeJS.ErrnoException): boolean {
+function isClientTlsError(e: NodeJS.ErrnoException): boolean {
   return (e.code ?? '').startsWith('ERR_SSL_') || /SSL routines/.test(String(e.message))
 }
 
@@ -168,29 +170,28 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
       onRequest(req, res)
     }),
   )
+  /** Ends a connection with a raw answer (outside node:http's response) as the server closing it. */
+  const endWith = (socket: Socket, answer: string | Uint8Array) => {
+    if (!socket.writable) return void socket.destroy()
+    socket.end(answer)
+    const conn = (socket as TrackedSocket)[CONN]
+    if (conn) closing(conn, performance.now())
+    else socket.destroy()
+  }
   // the parser refused a request (malformed, or its headers over maxHeaderBytes): answered as Bun's parser does by
   // itself (431 or 400, no body), then closed
   httpServer.on(
     'clientError',
     guarded('a parser refusal', (err: NodeJS.ErrnoException, socket: Socket) => {
-      const conn = (socket as TrackedSocket)[CONN]
-      if (socket.writable && !CLIENT_GONE.has(err.code ?? '')) {
-        socket.end(err.code === 'HPE_HEADER_OVERFLOW' ? RAW_ANSWER[431] : RAW_ANSWER[400])
-        if (conn) closing(conn, performance.now())
-        else socket.destroy()
-      } else socket.destroy()
+      if (CLIENT_GONE.has(err.code ?? '')) return void socket.destroy()
+      endWith(socket, err.code === 'HPE_HEADER_OVERFLOW' ? RAW_ANSWER[431] : RAW_ANSWER[400])
     }, second),
   )
   // CONNECT (a proxy's verb: `CONNECT host:port` or a path) is no request of ours: node:http hands it to 'connect'
   // listeners and, with none, closes the socket without a word. It is answered 405 in the error envelope, then closed.
   httpServer.on(
     'connect',
-    guarded('a CONNECT request', (_req: http.IncomingMessage, socket: Socket) => {
-      const conn = (socket as TrackedSocket)[CONN]
-      if (!socket.writable) return void socket.destroy()
-      socket.end(rawEnvelope(new ApiError('METHOD_NOT_ALLOWED'), newShortId()))
-      if (conn) closing(conn, performance.now())
-    }, (_req: http.IncomingMessage, socket: Socket) => socket),
+    guarded('a CONNECT request', (_req: http.IncomingMessage, socket: Socket) => endWith(socket, rawEnvelope(new ApiError('METHOD_NOT_ALLOWED'))), second),
   )
   // what the Keep-Alive header of an answer tells the client (the connection table enforces it)
   httpServer.keepAliveTimeout = limits.keepAliveTimeoutMs

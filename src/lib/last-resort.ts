@@ -5,6 +5,7 @@
  * listener for `uncaughtException` and `unhandledRejection` is what keeps the process alive.
  * Every request and connection has its own guard (http-listener.ts); what reaches this is a bug to fix, not a path.
  */
+import { describeThrown } from './describe-thrown.ts'
 
 /** The part of `process` used here (a test passes an EventEmitter). */
 export interface ProcessEvents {
@@ -16,14 +17,6 @@ export interface ProcessEvents {
 export interface StrayFailure {
   err: string
   origin: 'uncaughtException' | 'unhandledRejection'
-}
-
-function describe(e: unknown): string {
-  try {
-    return e instanceof Error ? (e.stack ?? `${e.name}: ${e.message}`) : String(e)
-  } catch {
-    return 'a thrown value that cannot be shown'
-  }
 }
 
 /** Installs the handlers; answers a function that removes them. `log` failing is swallowed (it is the last resort). */
@@ -39,8 +32,8 @@ export function installLastResort(proc: ProcessEvents, log: (failure: StrayFailu
       }
     }
   }
-  const onException = (err: unknown) => tell({ err: describe(err), origin: 'uncaughtException' })
-  const onRejection = (reason: unknown) => tell({ err: describe(reason), origin: 'unhandledRejection' })
+  const onException = (err: unknown) => tell({ err: describeThrown(err), origin: 'uncaughtException' })
+  const onRejection = (reason: unknown) => tell({ err: describeThrown(reason), origin: 'unhandledRejection' })
   proc.on('uncaughtException', onException)
   proc.on('unhandledRejection', onRejection)
   return () => {

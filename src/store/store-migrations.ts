@@ -62,11 +62,10 @@ const MIGRATIONS: Record<number, Migration> = {
   },
 }
 
-/** Runs the migrations the store needs, each in one transaction; answers the version the store had before. */
-export async function migrate(db: (name: SubDbName) => Database<unknown, string>, env: RootDatabase, ctx: MigrationContext): Promise<number> {
+/** Runs the migrations the store needs, each in one transaction. */
+export async function migrate(db: (name: SubDbName) => Database<unknown, string>, env: RootDatabase, ctx: MigrationContext): Promise<void> {
   const meta = db('meta')
   let version = (meta.get('schemaVersion') as number | undefined) ?? 0
-  const from = version
   if (version > SCHEMA_VERSION) {
     throw new Error(`the data directory has schema version ${version}; this edgeplane understands up to ${SCHEMA_VERSION}`)
   }
@@ -80,5 +79,4 @@ export async function migrate(db: (name: SubDbName) => Database<unknown, string>
     })
     version = next
   }
-  return from
 }
