@@ -197,9 +197,10 @@ export class LoginThrottle {
       if (source !== undefined) bump(this.sourcesInFlight, source, -1)
       then()
     }
+    // the keys are worked out once per attempt (each is an HMAC): the ticket counts its outcome under them
     return {
-      failed: () => settle(() => this.failed(attempt)),
-      succeeded: () => settle(() => this.succeeded(attempt)),
+      failed: () => settle(() => this.countFailure(keys, attempt.credential)),
+      succeeded: () => settle(() => this.markKnown(keys)),
       ended: () => settle(() => {}),
     }
   }
@@ -227,10 +228,17 @@ export class LoginThrottle {
 
   /** Counts a failed login (wrong credentials), unless it repeats one already counted. */
   failed(attempt: LoginAttempt): void {
-    if (!this.settings.enabled) return
+    if (this.settings.enabled) this.countFailure(this.keysOf(attempt), attempt.credential)
+  }
+
+  /** Makes the attempt's (subject, address) pair known; a subject-less attempt leaves nothing. */
+  succeeded(attempt: LoginAttempt): void {
+    if (this.settings.enabled) this.markKnown(this.keysOf(attempt))
+  }
+
+  private countFailure(keys: AttemptKeys, credential: string | undefined): void {
     const at = this.now()
-    const keys = this.keysOf(attempt)
-    const repeat = this.digest('repeat', keys.source, keys.subject ?? '', attempt.credential ?? '')
+    const repeat = this.digest('repeat', keys.source, keys.subject ?? '', credential ?? '')
     const previous = this.repeats.get(repeat)
     this.repeats.set(repeat, at)
     if (previous !== undefined && at - previous <= this.settings.forgetAfterMs) return
@@ -243,10 +251,7 @@ export class LoginThrottle {
     this.countAtSource(keys.source, keys.subject ?? repeat, at)
   }
 
-  /** Makes the attempt's (subject, address) pair known; a subject-less attempt leaves nothing. */
-  succeeded(attempt: LoginAttempt): void {
-    if (!this.settings.enabled) return
-    const keys = this.keysOf(attempt)
+  private markKnown(keys: AttemptKeys): void {
     if (keys.pair !== undefined) this.knownPairs.set(keys.pair, { at: this.now(), failures: 0 })
   }
 
