@@ -78,6 +78,8 @@ import type { ConnectionLimits } from './http/http-connections.ts'
 import { installLastResort } from './lib/last-resort.ts'
 import type { RouteDef } from './http/http-route.ts'
 import { versionRoutes, type VersionInfo } from './http/routes/shared/version-routes.ts'
+import { createOidcApp, issuerHostCheck, type OidcRoute } from './http/oidc/oidc-app.ts'
+import { oidcSettingsOf, type OidcSettings } from './flows/oidc/oidc-types.ts'
 import { authenticateRoutes } from './http/routes/shared/authenticate-routes.ts'
 import { currentIdentityRoutes } from './http/routes/shared/current-identity-routes.ts'
 import { identityRoutes } from './http/routes/management/identity-routes.ts'
@@ -132,6 +134,8 @@ export interface ServerOptions {
   authWindow?: Partial<AuthWindowSettings>
   /** The throttle of failed logins per source address and per username. */
   loginThrottle?: Partial<LoginThrottleSettings>
+  /** OIDC sign-in (`/oidc`, bearer tokens); unset members: the defaults (on, 30 m access and id tokens, 24 h refresh). */
+  oidc?: Partial<OidcSettings>
   /** The bounded queue of write requests (the real controller's command rate limiter). */
   writeQueue?: Partial<WriteQueueSettings>
   /** A separate plain-HTTP address serving /metrics without a session; absent = /metrics on the listener, admins only. */
@@ -439,6 +443,16 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     now: () => clock.now(),
     stuckAfterMs: opts.healthStuckAfterMs,
   })
+  // OIDC sign-in: the login half (authorize, login/*, callback) and the token half (token, keys, revoke, end_session)
+  const oidcSettings = oidcSettingsOf(opts.oidc)
+  const oidcRoutes: OidcRoute[] = []
+  let listenPort = 0
+  const issuerNames = () => {
+    const { dnsNames, ipAddresses } = ca.snapshot().pki.server.view
+    return [...dnsNames, ...ipAddresses, ...(opts.advertise ? [opts.advertise.host] : [])]
+  }
+  const issuerPorts = () => [listenPort, ...(opts.advertise ? [opts.advertise.port] : [])]
+  const oidcApp = oidcSettings.enabled ? createOidcApp({ routes: oidcRoutes, isIssuerHost: issuerHostCheck(issuerNames, issuerPorts) }) : undefined
   const metricsAnswer = () => new Response(registry.render(), { status: 200, headers: { 'content-type': METRICS_CONTENT_TYPE } })
   const app = buildApp(routes, {
     resolver,
@@ -448,6 +462,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     log,
     metrics: httpMetrics,
     writeQueue,
+    oidc: oidcApp,
     rootRoutes: {
       '/.well-known/est/cacerts': cacerts,
       '/edge/client/v1/.well-known/est/cacerts': cacerts,
@@ -490,6 +505,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     logRequest: (r) => logger.request(r),
   })
   listenerRef = listener
+  listenPort = listener.port
   // a wildcard bind is reached locally at localhost
   const listenUrl = `https://${formatHostPort(defaultAdvertise({ host, port: listener.port }))}`
   baseUrl = opts.advertise ? `https://${formatHostPort(opts.advertise)}` : listenUrl

@@ -21,6 +21,8 @@ export const API_ERRORS = {
   INVALID_SORT_IDENTIFIER: { status: 400, message: 'The sort order supplied is invalid' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'The resource requested does not support this HTTP verb' },
   COULD_NOT_PARSE_BODY: { status: 400, message: 'The body of the request could not be parsed' },
+  /** The OIDC login endpoints' refusal of a body that is neither JSON nor a form (oidc_auth/parse.go). */
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'unsupported content type, expected application/json or application/x-www-form-urlencoded' },
   REQUEST_ENTITY_TOO_LARGE: { status: 413, message: 'The request entity is too large' },
   INVALID_CONTENT_TYPE: { status: 400, message: 'The content type of the request is not supported' },
   INVALID_AUTH: { status: 401, message: 'The authentication request failed' },

@@ -25,6 +25,7 @@ import { attachPeer } from './peer-cert.ts'
 import type { Answer, IncomingCall } from './http-call.ts'
 import type { HttpMetrics, RequestRecorder } from './http-metrics.ts'
 import type { WriteQueue } from './http-write-queue.ts'
+import { OIDC_PREFIX } from './oidc/oidc-app.ts'
 
 export interface AppDeps {
   resolver: SessionResolver
@@ -39,6 +40,8 @@ export interface AppDeps {
   metrics?: HttpMetrics
   /** The bound on write requests in progress (absent: none). */
   writeQueue?: WriteQueue
+  /** The `/oidc` tree (http/oidc/oidc-app.ts), any method; absent when OIDC is off (its paths then 404 as unknown). */
+  oidc?: (request: Request) => Promise<Response>
 }
 
 const CORS_HEADERS = {
@@ -181,7 +184,12 @@ export function buildApp(routes: readonly RouteDef[], deps: AppDeps): App {
       // the one URL parse (it also resolves dot segments and percent-encoding) and the one Request of the call, made
       // for the aliased path
       const url = new URL(call.target, call.origin)
-      const root = (call.method === 'GET' || call.method === 'HEAD') && Object.hasOwn(deps.rootRoutes, url.pathname) ? deps.rootRoutes[url.pathname] : undefined
+      const root =
+        deps.oidc && (url.pathname === OIDC_PREFIX || url.pathname.startsWith(`${OIDC_PREFIX}/`))
+          ? deps.oidc
+          : (call.method === 'GET' || call.method === 'HEAD') && Object.hasOwn(deps.rootRoutes, url.pathname)
+            ? deps.rootRoutes[url.pathname]
+            : undefined
       const aliased = root ? url.pathname : aliasPath(url.pathname)
       if (aliased !== url.pathname) url.pathname = aliased
       const request = new Request(url.href, { method: call.method, headers: call.headers, body: call.body })
