@@ -43,7 +43,9 @@ Config file only: authRateLimiter {enabled, minSize 5, maxSize 250}, commandRate
   loginThrottle {enabled, freeFailures 5, baseDelay 1s, maxDelay 1m, forgetAfter 15m, knownSource 720h,
   distinctUsernames 20, distinctWindow 15m},
   connectionLimits {handshakeTimeout 10s, headersTimeout 10s, requestTimeout 30s, keepAliveTimeout 65s,
-  writeTimeout 30s, maxHeaderBytes 16384, maxHeaders 100, maxConnections 10000, maxConnectionsPerAddress 2000} (see the README).
+  writeTimeout 30s, maxHeaderBytes 16384, maxHeaders 100, maxConnections 10000, maxConnectionsPerAddress 2000},
+  oidc {enabled true (EDGEPLANE_OIDC=on|off), accessTokenDuration 30m, idTokenDuration 30m, refreshTokenDuration 24h,
+  redirectURIs, postLogoutURIs, advertiseCsrCapability false} (see the README).
   --snapshot-dir DIR      where database snapshots go      key: snapshotDir    EDGEPLANE_SNAPSHOT_DIR     default: the data directory
 The admin settings are used only when the data directory is new.
 
@@ -134,6 +136,7 @@ async function run(argv: string[]): Promise<number> {
     renewServerCert: values['renew-server-cert'] === true,
     snapshotDir: config.snapshotDir,
     connectionLimits: definedOnly(config.connectionLimits),
+    oidc: definedOnly(config.oidc),
     // an error nothing caught is logged and the controller goes on (src/lib/last-resort.ts)
     catchStrayErrors: true,
   })

@@ -69,7 +69,7 @@ import { createPostureEvaluator } from './flows/posture/posture-evaluate.ts'
 import type { IdentityEvent } from './actors/identity/identity-messages.ts'
 import { hashPassword, prepareDummyHash } from './auth/auth-password.ts'
 import { startCaActor } from './actors/ca/ca-actor.ts'
-import type { PublicPki } from './actors/ca/ca-state.ts'
+import type { JwtVerifier, PublicPki } from './actors/ca/ca-state.ts'
 import { buildCertsOnlyPkcs7 } from './pki/pki-pkcs7.ts'
 import { createSessionResolver } from './http/http-auth.ts'
 import { buildApp } from './http/http-app.ts'
@@ -80,6 +80,10 @@ import type { RouteDef } from './http/http-route.ts'
 import { versionRoutes, type VersionInfo } from './http/routes/shared/version-routes.ts'
 import { createOidcApp, issuerHostCheck, type OidcRoute } from './http/oidc/oidc-app.ts'
 import { oidcSettingsOf, type OidcSettings } from './flows/oidc/oidc-types.ts'
+import { createOidcTokens, type TokenKeys } from './flows/oidc/oidc-tokens.ts'
+import { createOidcGrants } from './flows/oidc/oidc-grants.ts'
+import { createBearerCheck } from './flows/oidc/oidc-bearer.ts'
+import { oidcTokenRoutes } from './http/oidc/oidc-token-routes.ts'
 import { authenticateRoutes } from './http/routes/shared/authenticate-routes.ts'
 import { currentIdentityRoutes } from './http/routes/shared/current-identity-routes.ts'
 import { identityRoutes } from './http/routes/management/identity-routes.ts'
@@ -312,6 +316,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // not awaited: the first failed login awaits the same promise, so start-up need not
   void prepareDummyHash()
 
+  const oidcSettings = oidcSettingsOf(opts.oidc)
   let baseUrl = ''
   const version: VersionInfo = {
     version: VERSION,
@@ -319,6 +324,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     buildDate: BUILD_DATE,
     runtimeVersion: `bun ${Bun.version}`,
     baseUrl: () => baseUrl,
+    oidc: oidcSettings.enabled,
+    oidcCsrCapability: oidcSettings.advertiseCsrCapability,
   }
   const tokens = createSessionTokens(ca, () => baseUrl)
   // the controller's own CAs: what its client certificates chain to; trust anchors of certificate login and of an
@@ -363,7 +370,25 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   ])
   const certExtension = createCertExtension({ identities, ca, clock, ownCas, trustDomain })
   const sessionCertificates = createSessionCertificates({ sessions, ca, ownCas, trustDomain })
-  const resolver = createSessionResolver({ identities, sessions, clock, timeoutMs, extJwtSecondary })
+  // OIDC: tokens signed with the server certificate's key, checked against the signing certificates by kid
+  const tokenKeys: TokenKeys = (() => {
+    let cached: { verifier: unknown; map: ReadonlyMap<string, JwtVerifier> } | undefined
+    return () => {
+      const v = ca.snapshot().jwtVerifiers.server
+      if (cached?.verifier !== v) cached = { verifier: v, map: new Map([[v.kid ?? '', v]]) }
+      return cached.map
+    }
+  })()
+  const oidcTokens = createOidcTokens({ ca, identity: (id) => identities.snapshot().identity(id), clock, settings: oidcSettings }, tokenKeys)
+  const bearer = oidcSettings.enabled
+    ? createBearerCheck({
+        tokens: oidcTokens,
+        keys: tokenKeys,
+        now: () => clock.now(),
+        isRevoked: (c, now) => identities.snapshot().isTokenRevoked({ jti: c.jti, sub: c.identityId, iat: c.iat, apiSessionId: c.apiSessionId }, now),
+      })
+    : undefined
+  const resolver = createSessionResolver({ identities, sessions, clock, timeoutMs, extJwtSecondary, bearer })
   const authGate = createAuthGate({
     window: { ...AUTH_WINDOW_DEFAULTS, ...opts.authWindow },
     throttle: { ...LOGIN_THROTTLE_DEFAULTS, ...opts.loginThrottle },
@@ -444,8 +469,21 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     stuckAfterMs: opts.healthStuckAfterMs,
   })
   // OIDC sign-in: the login half (authorize, login/*, callback) and the token half (token, keys, revoke, end_session)
-  const oidcSettings = oidcSettingsOf(opts.oidc)
   const oidcRoutes: OidcRoute[] = []
+  oidcRoutes.push(
+    ...oidcTokenRoutes({
+      grants: createOidcGrants({
+        tokens: oidcTokens,
+        authRequests: oidcAuthRequests,
+        identities,
+        clock,
+        sessionCerts: { issue: (identityId, csrPem) => sessionCertificates.issueUnstored(identityId, csrPem) },
+      }),
+      keys: tokenKeys,
+      alg: () => ca.snapshot().jwtVerifiers.server.alg,
+      settings: oidcSettings,
+    }),
+  )
   let listenPort = 0
   const issuerNames = () => {
     const { dnsNames, ipAddresses } = ca.snapshot().pki.server.view

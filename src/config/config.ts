@@ -60,6 +60,21 @@ export const ConfigFileSchema = Type.Object(
       ),
     ),
     snapshotDir: Type.Optional(Type.String({ minLength: 1 })),
+    /** OIDC sign-in (README, "OIDC sign-in"): on by default. */
+    oidc: Type.Optional(
+      Type.Object(
+        {
+          enabled: Type.Optional(Type.Boolean()),
+          accessTokenDuration: Type.Optional(Type.String({ minLength: 1 })),
+          idTokenDuration: Type.Optional(Type.String({ minLength: 1 })),
+          refreshTokenDuration: Type.Optional(Type.String({ minLength: 1 })),
+          redirectURIs: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { minItems: 1 })),
+          postLogoutURIs: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { minItems: 1 })),
+          advertiseCsrCapability: Type.Optional(Type.Boolean()),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     /** Limits of the listener's connections and requests (README, "Connection limits"). */
     connectionLimits: Type.Optional(
       Type.Object(
@@ -118,6 +133,16 @@ export interface Config {
   }
   /** Where database snapshots go (`POST /database/snapshot`, the integrity fix); unset = the data directory. */
   snapshotDir?: string
+  /** OIDC sign-in, durations in ms (unset members: the defaults; minimums applied by the server). */
+  oidc: {
+    enabled?: boolean
+    accessTokenMs?: number
+    idTokenMs?: number
+    refreshTokenMs?: number
+    redirectUris?: string[]
+    postLogoutUris?: string[]
+    advertiseCsrCapability?: boolean
+  }
   /** The listener's connection limits, durations in ms (unset members: the defaults). */
   connectionLimits: {
     handshakeTimeoutMs?: number
@@ -266,6 +291,13 @@ export function resolveConfig(flags: ConfigFlags, env: Record<string, string | u
     return text === undefined ? undefined : durationSetting(`loginThrottle.${key}`, text, 0, 0)
   }
   const snapshotDir = flags.snapshotDir ?? env.EDGEPLANE_SNAPSHOT_DIR ?? file.snapshotDir
+  const oidc = file.oidc ?? {}
+  const oidcMs = (key: 'accessTokenDuration' | 'idTokenDuration' | 'refreshTokenDuration') => {
+    const text = oidc[key]
+    return text === undefined ? undefined : durationSetting(`oidc.${key}`, text, 0, 60_000)
+  }
+  const oidcEnv = env.EDGEPLANE_OIDC
+  if (oidcEnv !== undefined && oidcEnv !== 'on' && oidcEnv !== 'off') throw new ConfigError(`EDGEPLANE_OIDC '${oidcEnv}' is not on or off`)
   const limits = file.connectionLimits ?? {}
   const limitMs = (key: 'handshakeTimeout' | 'headersTimeout' | 'requestTimeout' | 'keepAliveTimeout' | 'writeTimeout') => {
     const text = limits[key]
@@ -298,6 +330,15 @@ export function resolveConfig(flags: ConfigFlags, env: Record<string, string | u
       distinctWindowMs: throttleMs('distinctWindow'),
     },
     snapshotDir: snapshotDir ? resolve(snapshotDir) : undefined,
+    oidc: {
+      enabled: oidcEnv !== undefined ? oidcEnv === 'on' : oidc.enabled,
+      accessTokenMs: oidcMs('accessTokenDuration'),
+      idTokenMs: oidcMs('idTokenDuration'),
+      refreshTokenMs: oidcMs('refreshTokenDuration'),
+      redirectUris: oidc.redirectURIs,
+      postLogoutUris: oidc.postLogoutURIs,
+      advertiseCsrCapability: oidc.advertiseCsrCapability,
+    },
     connectionLimits: {
       handshakeTimeoutMs: limitMs('handshakeTimeout'),
       headersTimeoutMs: limitMs('headersTimeout'),

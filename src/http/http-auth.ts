@@ -13,6 +13,9 @@ import type { SessionRegistryActor } from '../actors/session-registry/session-re
 import type { ApiName } from './http-route.ts'
 import { pendingAuthQueries, type AuthQuery } from '../flows/authenticate/auth-api-session.ts'
 import type { ExtJwtSecondary } from '../flows/authenticate/auth-ext-jwt.ts'
+import type { BearerCheck, BearerFailure } from '../flows/oidc/oidc-bearer.ts'
+import type { TokenClaims } from '../flows/oidc/oidc-tokens.ts'
+import { peerOf } from './peer-cert.ts'
 
 /** Who may call a route: anyone, a partially authenticated session, a full session, or an admin's full session. */
 export type AccessLevel = 'public' | 'partial' | 'session' | 'admin'
@@ -55,18 +58,50 @@ export interface AuthContext {
   isAdmin: boolean
   /** The EXT-JWT auth query this request owes (no valid bearer of the required signer came with it); else absent. */
   extJwtOwed?: AuthQuery
+  /**
+   * Set when an OIDC access token opened the session: the token and its claims. `session` is then built from the
+   * claims for this request (id = `z_asid`) and stored nowhere.
+   */
+  bearer?: { readonly token: string; readonly claims: TokenClaims }
 }
 
 const WWW_MISSING =
   'zt-session realm="zt-session" error="missing" error_description="no matching token was provided"'
+/** With OIDC on, a missing token is missing in both realms (the real controller's v2 answer). */
+const WWW_MISSING_BOTH = `${WWW_MISSING},Bearer realm="openziti-oidc" error="missing" error_description="no matching token was provided"`
 const WWW_INVALID = 'zt-session realm="zt-session" error="invalid" error_description="token is invalid"'
+const WWW_BEARER: Record<Exclude<BearerFailure, 'missing'>, string> = {
+  invalid: 'Bearer realm="openziti-oidc" error="invalid" error_description="token is invalid"',
+  expired: 'Bearer realm="openziti-oidc" error="expired" error_description="token is expired"',
+}
+
+/** The API session an access token stands for, for one request (never stored). */
+export function bearerSession(claims: TokenClaims, now: number): ApiSession {
+  const issuedAt = claims.iat * 1000
+  return {
+    id: claims.apiSessionId,
+    tokenHash: '',
+    identityId: claims.identityId,
+    authenticatorId: claims.authenticatorId,
+    configTypes: claims.configTypeIds,
+    ipAddress: claims.remoteAddress,
+    isMfaRequired: false,
+    isMfaComplete: claims.amr.includes('totp'),
+    mfaCompletedAt: null,
+    isCertExtendable: claims.isCertExtendable,
+    tags: {},
+    createdAt: issuedAt,
+    updatedAt: issuedAt,
+    lastActivityAt: now,
+  }
+}
 
 /** How stale an API session's `lastActivityAt` may be before a request moves it on (its expiry is minutes away). */
 const TOUCH_EVERY_MS = 1000
 
 export interface SessionResolver {
-  /** The caller's session, or undefined when the header is absent or names no live session. */
-  resolve(req: Request): AuthContext | undefined
+  /** The caller's session, or undefined when no header names a live session; a promise only for an unseen bearer token. */
+  resolve(req: Request): AuthContext | undefined | Promise<AuthContext | undefined>
   /** Resolves and enforces `level`; throws 401 UNAUTHORIZED. Synchronous unless an ext-jwt second factor is due. */
   require(req: Request, level: Exclude<AccessLevel, 'public'>): AuthContext | Promise<AuthContext>
   timeoutMs: number
@@ -78,8 +113,35 @@ export function createSessionResolver(deps: {
   clock: Clock
   timeoutMs: number
   extJwtSecondary?: ExtJwtSecondary
+  /** OIDC access tokens (absent: OIDC is off, and `Authorization` opens no session). */
+  bearer?: BearerCheck
 }): SessionResolver {
-  const resolve = (req: Request): AuthContext | undefined => {
+  /** The context of a bearer's claims, or undefined when its identity is gone or disabled. */
+  const bearerContext = (token: string, claims: TokenClaims): AuthContext | undefined => {
+    const now = deps.clock.now()
+    const identities = deps.identities.snapshot()
+    const identity = identities.identity(claims.identityId)
+    if (!identity || isDisabled(identity, now)) return undefined
+    const session = bearerSession(claims, now)
+    const isPartial = pendingAuthQueries(session, identity, identities).length > 0
+    return { session, identity, isPartial, isAdmin: isAdminIdentity(identity), bearer: { token, claims } }
+  }
+  type Resolved = AuthContext | { challenge: string }
+  const withBearer = (req: Request): Resolved | Promise<Resolved> => {
+    const leaf = req.headers.has('authorization') ? peerOf(req).certChainDer[0] : undefined
+    const outcome = deps.bearer!.check(req.headers.get('authorization'), leaf)
+    const settle = (o: Awaited<typeof outcome>): Resolved => {
+      if ('failure' in o) return { challenge: o.failure === 'missing' ? WWW_MISSING_BOTH : WWW_BEARER[o.failure] }
+      return bearerContext(o.token, o.claims) ?? { challenge: WWW_BEARER.invalid }
+    }
+    return outcome instanceof Promise ? outcome.then(settle) : settle(outcome)
+  }
+  /** The session of the request, or the challenge of its refusal. */
+  const resolveOrChallenge = (req: Request): Resolved | Promise<Resolved> => {
+    if (!req.headers.has('zt-session') && deps.bearer) return withBearer(req)
+    return resolveLegacy(req) ?? { challenge: req.headers.has('zt-session') ? WWW_INVALID : WWW_MISSING }
+  }
+  const resolveLegacy = (req: Request): AuthContext | undefined => {
     const token = req.headers.get('zt-session')
     if (!token) return undefined
     const now = deps.clock.now()
@@ -102,17 +164,23 @@ export function createSessionResolver(deps: {
     if (level === 'admin' && !ctx.isAdmin) throw ApiError.unauthorized()
     return ctx
   }
+  const asContext = (r: Resolved): AuthContext | undefined => ('challenge' in r ? undefined : r)
+  const required = (req: Request, r: Resolved, level: Exclude<AccessLevel, 'public'>): AuthContext | Promise<AuthContext> => {
+    if ('challenge' in r) throw new ApiError('UNAUTHORIZED', { headers: { 'www-authenticate': r.challenge } })
+    const ctx = r
+    const owed = deps.extJwtSecondary?.owed(ctx.identity, req.headers.get('authorization'))
+    if (!owed) return enforce(ctx, level)
+    return owed.then((o) => (o ? enforce({ ...ctx, isPartial: true, extJwtOwed: o.query }, level, o.challenge) : enforce(ctx, level)))
+  }
   return {
-    resolve,
+    resolve(req) {
+      const r = resolveOrChallenge(req)
+      return r instanceof Promise ? r.then(asContext) : asContext(r)
+    },
     timeoutMs: deps.timeoutMs,
     require(req, level) {
-      const ctx = resolve(req)
-      if (!ctx) {
-        throw new ApiError('UNAUTHORIZED', { headers: { 'www-authenticate': req.headers.has('zt-session') ? WWW_INVALID : WWW_MISSING } })
-      }
-      const owed = deps.extJwtSecondary?.owed(ctx.identity, req.headers.get('authorization'))
-      if (!owed) return enforce(ctx, level)
-      return owed.then((o) => (o ? enforce({ ...ctx, isPartial: true, extJwtOwed: o.query }, level, o.challenge) : enforce(ctx, level)))
+      const r = resolveOrChallenge(req)
+      return r instanceof Promise ? r.then((x) => required(req, x, level)) : required(req, r, level)
     },
   }
 }

@@ -36,6 +36,8 @@ export interface OidcSettings {
   /** Redirect URI patterns allowed at authorize (globs). */
   redirectUris: readonly string[]
   postLogoutUris: readonly string[]
+  /** Advertise OIDC_AUTH_WITH_CSR in /version (the CSR path works either way; strict generated clients reject the value). */
+  advertiseCsrCapability: boolean
 }
 
 const MINUTE = 60_000
@@ -46,6 +48,7 @@ export const OIDC_DEFAULTS: OidcSettings = {
   refreshTokenMs: 24 * 60 * MINUTE,
   redirectUris: DEFAULT_REDIRECT_URIS,
   postLogoutUris: DEFAULT_POST_LOGOUT_URIS,
+  advertiseCsrCapability: false,
 }
 
 /** Settings with the real controller's minimums: access and id tokens at least 1 m, refresh at least access + 1 m. */

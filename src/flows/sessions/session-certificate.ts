@@ -38,6 +38,18 @@ export interface SessionCertificateDeps {
 
 export function createSessionCertificates(deps: SessionCertificateDeps) {
   return {
+    /**
+     * A certificate for an OIDC sign-in (a CSR at the token endpoint): issued as an API-session certificate, stored
+     * nowhere; its fingerprint goes into the tokens' `z_cfs`, which is what binds it.
+     */
+    async issueUnstored(identityId: string, csrPem: string): Promise<{ certPem: string; fingerprint: string }> {
+      const { csr, spiffeId } = await parseIdentityCsr(csrPem, deps.trustDomain, identityId)
+      const issued = await deps.ca.ask({
+        type: 'ca.issueCertificate',
+        request: { purpose: 'client', csr, commonName: identityId, spiffeId, ttlMs: SESSION_CERT_TTL_MS },
+      })
+      return { certPem: issued.certPem, fingerprint: issued.fingerprint }
+    },
     async create(session: Pick<ApiSession, 'id' | 'identityId'>, csrPem: string, change: ChangeContext): Promise<{ certificate: ApiSessionCertificate; cas: string }> {
       const { csr, spiffeId } = await parseIdentityCsr(csrPem, deps.trustDomain, session.identityId)
       const issued = await deps.ca.ask({

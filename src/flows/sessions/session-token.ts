@@ -13,6 +13,8 @@ export interface SessionTokenClaims {
   identityId: string
   serviceId: string
   type: PolicyType
+  /** A session of a zt-session sign-in (stored); false for one of an OIDC sign-in (its token alone). */
+  legacy?: boolean
 }
 
 export interface SessionTokens {
@@ -33,7 +35,7 @@ export function createSessionTokens(ca: CaActor, issuer: () => string): SessionT
         z_iid: c.identityId,
         z_t: 's',
         z_st: c.type,
-        z_leg: true,
+        z_leg: c.legacy ?? true,
         iss: issuer(),
         sub: c.serviceId,
         aud: ['openziti'],

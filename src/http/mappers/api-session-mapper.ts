@@ -19,9 +19,13 @@ export const API_SESSION_SYMBOLS = {
   lastActivityAt: 'datetime',
 } as const
 
-/** The token an answer may show for `s`: the one the caller presented when `s` is the caller's own session, else "". */
-export function visibleToken(s: ApiSession, caller: { session: ApiSession; request: Request }): string {
-  return s.id === caller.session.id ? (caller.request.headers.get('zt-session') ?? '') : ''
+/**
+ * The token an answer may show for `s`: the one the caller presented when `s` is the caller's own session (its
+ * `zt-session`, or the access token of an OIDC session), else "".
+ */
+export function visibleToken(s: ApiSession, caller: { session: ApiSession; bearer?: { token: string } }, request: Request): string {
+  if (s.id !== caller.session.id) return ''
+  return caller.bearer?.token ?? request.headers.get('zt-session') ?? ''
 }
 
 export function toApiSessionDetail(s: ApiSession, identity: Identity | undefined, token: string, authQueries: readonly AuthQuery[] = []) {

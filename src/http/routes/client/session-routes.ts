@@ -116,7 +116,13 @@ export function sessionRoutes(deps: SessionRouteDeps): RouteDef[] {
         enforcePosture(deps.posture, ctx.auth.session, service, type, now)
         if (usableRouters(identityId, serviceId).length === 0) throw new ApiError('NO_EDGE_ROUTERS_AVAILABLE')
         const id = newCuid(now)
-        const token = await deps.tokens.sign({ sessionId: id, apiSessionId: ctx.auth.session.id, identityId, serviceId, type }, now)
+        const legacy = ctx.auth.bearer === undefined
+        const token = await deps.tokens.sign({ sessionId: id, apiSessionId: ctx.auth.session.id, identityId, serviceId, type, legacy }, now)
+        // a session of an OIDC sign-in is its token alone (z_leg false), stored nowhere, as the real controller's
+        if (!legacy) {
+          const transient = { id, token, apiSessionId: ctx.auth.session.id, identityId, serviceId, type, tags: ctx.body.tags ?? {}, createdAt: now, updatedAt: now }
+          return json(201, { data: view(transient), meta: {} })
+        }
         const { session } = await deps.sessions.ask({
           type: 'session.create',
           session: { id, token, apiSessionId: ctx.auth.session.id, identityId, serviceId, type, tags: ctx.body.tags ?? {} },

@@ -18,7 +18,7 @@ export function apiSessionRoutes(deps: { identities: IdentityActor; sessions: Se
   const view = (ctx: RouteCtx) => (s: ApiSession) => {
     const reads = deps.identities.snapshot()
     const identity = reads.identity(s.identityId)
-    const token = visibleToken(s, { session: ctx.auth.session, request: ctx.request })
+    const token = visibleToken(s, ctx.auth, ctx.request)
     // an ext-jwt second factor is owed per request (by its bearer), so only the stored factors show here
     return toApiSessionDetail(s, identity, token, identity ? pendingAuthQueries(s, identity, reads) : [])
   }

@@ -55,15 +55,24 @@ export function authenticateRoutes(deps: AuthenticateRouteDeps): RouteDef[] {
       method: 'GET', path: '/current-api-session', apis: ['client', 'management'], access: 'partial', tag: 'Current API Session',
       summary: 'The caller\'s API session', response: CurrentApiSessionDetail,
       handle: (ctx) => {
-        const { session, identity } = ctx.auth
-        return ok(toCurrentApiSessionDetail(session, identity, deps.timeoutMs, visibleToken(session, { session, request: ctx.request }), pendingAuthQueries(session, identity, deps.identities.snapshot(), ctx.auth.extJwtOwed ?? null)))
+        const { session, identity, bearer } = ctx.auth
+        const authQueries = pendingAuthQueries(session, identity, deps.identities.snapshot(), ctx.auth.extJwtOwed ?? null)
+        const detail = toCurrentApiSessionDetail(session, identity, deps.timeoutMs, visibleToken(session, ctx.auth, ctx.request), authQueries)
+        // an OIDC session lasts as long as its access token: expirationSeconds counts down to its exp (expiresAt stays
+        // now + the session timeout, as the real controller renders it)
+        if (bearer) detail.expirationSeconds = Math.max(0, bearer.claims.exp - Math.floor(deps.clock.now() / 1000))
+        return ok(detail)
       },
     }),
     route({
       method: 'DELETE', path: '/current-api-session', apis: ['client', 'management'], access: 'partial', tag: 'Current API Session',
-      summary: 'Log out: delete the caller\'s API session',
+      summary: 'Log out: delete the caller\'s API session (of an OIDC sign-in: revoke its tokens)',
       handle: async (ctx) => {
-        await deps.sessions.ask({ type: 'apiSession.delete', id: ctx.auth.session.id, change: changeOf(ctx) })
+        if (ctx.auth.bearer) {
+          await deps.identities.ask({ type: 'revocation.create', revocations: [{ id: ctx.auth.session.id, type: 'API_SESSION' }], change: changeOf(ctx) })
+        } else {
+          await deps.sessions.ask({ type: 'apiSession.delete', id: ctx.auth.session.id, change: changeOf(ctx) })
+        }
         return okEmpty()
       },
     }),

@@ -5,6 +5,7 @@ import { ListQuery, StringEnum } from '../../../../schemas/common.ts'
 import { envelopeBytes, jsonBytes, list, ok, selfLink } from '../../http-envelope.ts'
 import { buildSwagger } from '../../http-openapi.ts'
 import { API_PREFIX, route, type ApiName, type RouteDef } from '../../http-route.ts'
+import { OIDC_PREFIX } from '../../oidc/oidc-app.ts'
 
 export interface VersionInfo {
   version: string
@@ -13,15 +14,24 @@ export interface VersionInfo {
   runtimeVersion: string
   /** https://host:port of the listener, for apiBaseUrls. */
   baseUrl: () => string
+  /** OIDC sign-in is served at /oidc (then OIDC_AUTH and `edge-oidc` are advertised). */
+  oidc?: boolean
+  /** Also advertise OIDC_AUTH_WITH_CSR (off by default: clients generated from the spec reject the value). */
+  oidcCsrCapability?: boolean
 }
 
 const SPEC_IDS: Record<string, ApiName> = { 'edge-client': 'client', 'edge-management': 'management' }
 
 /**
- * The capabilities of the specs' `capabilities` enum. The real controller also lists OIDC_AUTH_WITH_CSR, which
- * clients generated from the spec reject (a README difference); edgeplane advertises none of them.
+ * The capabilities: OIDC_AUTH when `/oidc` is served. The real controller also lists OIDC_AUTH_WITH_CSR, which the
+ * specs' `capabilities` enum lacks and clients generated from them reject (a README difference): only on request.
  */
 const CAPABILITIES = ['OIDC_AUTH', 'HA_CONTROLLER'] as const
+
+function capabilitiesOf(v: VersionInfo): string[] {
+  if (!v.oidc) return []
+  return v.oidcCsrCapability ? ['OIDC_AUTH', 'OIDC_AUTH_WITH_CSR'] : ['OIDC_AUTH']
+}
 
 const VersionDetail = Type.Object({
   version: Type.String(),
@@ -44,8 +54,9 @@ export function versionDocument(v: VersionInfo) {
       edge: entry(API_PREFIX.client),
       'edge-client': entry(API_PREFIX.client),
       'edge-management': entry(API_PREFIX.management),
+      ...(v.oidc ? { 'edge-oidc': entry(OIDC_PREFIX) } : {}),
     },
-    capabilities: [] as string[],
+    capabilities: capabilitiesOf(v),
   }
 }
 
