@@ -23,6 +23,8 @@ export interface LoadSpec {
   body?: string
   /** zt-session tokens, one per wrk thread (in-process: one per worker, round robin). */
   sessions?: string[]
+  /** OIDC access tokens sent as `Authorization: Bearer`, one per wrk thread (in-process: per worker, round robin). */
+  bearers?: string[]
   connections: number
   durationMs: number
 }
@@ -58,6 +60,7 @@ async function loadWithWrk(wrk: string, spec: LoadSpec): Promise<Load> {
   const env: Record<string, string> = { ...(process.env as Record<string, string>), WRK_METHOD: spec.method ?? 'GET' }
   if (spec.body !== undefined) env.WRK_BODY = spec.body
   if (spec.sessions?.length) env.WRK_SESSIONS = spec.sessions.join(',')
+  if (spec.bearers?.length) env.WRK_BEARERS = spec.bearers.join(',')
   const proc = Bun.spawn([wrk, '-t', String(threads), '-c', String(spec.connections), '-d', `${seconds}s`, '--timeout', '10s', '-s', WRK_SCRIPT, spec.url], {
     env,
     stdout: 'pipe',
@@ -85,6 +88,7 @@ async function loadInProcess(spec: LoadSpec): Promise<Load> {
     request: async (w, i) => {
       const headers: Record<string, string> = {}
       if (spec.sessions?.length) headers['zt-session'] = spec.sessions[w % spec.sessions.length]
+      if (spec.bearers?.length) headers.authorization = `Bearer ${spec.bearers[w % spec.bearers.length]}`
       if (spec.body !== undefined) headers['content-type'] = 'application/json'
       const r = await fetch(spec.url, {
         method: spec.method ?? 'GET',

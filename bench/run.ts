@@ -40,6 +40,7 @@ import { printFigure, runLoad } from './bench-load.ts'
 import { loadGeneratorNote, measure, type LoadSpec, type Measured } from './bench-measure.ts'
 import { benchCertLogin, benchEnrollment } from './bench-pki.ts'
 import { runPolicyScale, scenarioByName, startController, type Controller } from './policy-scale.ts'
+import { benchOidc } from './bench-oidc.ts'
 import { runSoak } from './bench-soak.ts'
 import { runTransports } from './bench-transports.ts'
 
@@ -165,6 +166,9 @@ async function main(readsOnly = false): Promise<Target[]> {
     const certLogin = await benchCertLogin(pkiTarget)
     targets.push({ name: 'certificate logins (new TLS connection) vs raw mTLS handshakes', value: certLogin.cpuRatio, op: '>=', limit: 0.6, from: 'handshake CPU / login CPU' })
 
+    console.log('')
+    targets.push(...(await oidcFigures(server, adminToken, durationMs)))
+
     const extra = await loadExtraBenches()
     for (const f of extra) printFigure(f.name, f.value, f.unit)
   } finally {
@@ -256,6 +260,29 @@ async function loginsOnly(): Promise<Target[]> {
   }
 }
 
+/** The OIDC figures (bench/bench-oidc.ts) on `server`, and the target of issue 22 they measure. */
+async function oidcFigures(server: Controller, adminToken: string, durationMs: number): Promise<Target[]> {
+  const oidc = await benchOidc(
+    { url: server.url, pid: server.pid, adminToken, adminPassword: PASSWORD, durationMs, warmupMs: WARMUP_MS, rounds: ROUNDS, connections: READ_CONNECTIONS },
+    printServerFigure,
+  )
+  return [{ name: 'GET /current-identity with a bearer token vs with zt-session', value: oidc.bearerVsSession, op: '<=', limit: 1.1, from: 'CPU/req' }]
+}
+
+/** `bun run bench oidc`: only the OIDC figures, on a controller of their own. */
+async function oidcOnly(): Promise<Target[]> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'edgeplane-bench-'))
+  const server = await startController(dataDir, PASSWORD)
+  try {
+    console.log(`edgeplane benchmark, OIDC: ${SECONDS}s per figure, ${ROUNDS} rounds, ${navigator.hardwareConcurrency} cores`)
+    console.log(`${loadGeneratorNote()}; CPU/req is the server process's user + system time (/proc) per answered request\n`)
+    return await oidcFigures(server, await login(`${server.url}/edge/management/v1`), SECONDS * 1000)
+  } finally {
+    await server.stop()
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
 /** The targets of issue 14 part 2, measured or not, with met / not met. */
 function printTargets(targets: readonly Target[], policyNote = true): void {
   console.log('\ntargets (issue 14, part 2), ratios from this run:')
@@ -296,6 +323,8 @@ if (process.argv[2] === 'policy') {
   printTargets(await main(true))
 } else if (process.argv[2] === 'logins') {
   printTargets(await loginsOnly(), false)
+} else if (process.argv[2] === 'oidc') {
+  printTargets(await oidcOnly(), false)
 } else {
   const targets = await main()
   console.log('')

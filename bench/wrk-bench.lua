@@ -3,11 +3,16 @@
 --   WRK_BODY      a JSON body; every "{n}" in it becomes a number unique in the run (thread-request), so creates do
 --                 not collide on names
 --   WRK_SESSIONS  comma-separated zt-session tokens; each wrk thread (and so each of its connections) sends one
+--   WRK_BEARERS   comma-separated OIDC access tokens, sent as Authorization: Bearer, one per thread likewise
 -- done() prints one line "WRK_RESULT {json}" that bench-wrk.ts reads.
 
 local sessions = {}
 for token in string.gmatch(os.getenv("WRK_SESSIONS") or "", "[^,]+") do
   table.insert(sessions, token)
+end
+local bearers = {}
+for token in string.gmatch(os.getenv("WRK_BEARERS") or "", "[^,]+") do
+  table.insert(bearers, token)
 end
 local threadCount = 0
 
@@ -17,12 +22,18 @@ function setup(thread)
   if #sessions > 0 then
     thread:set("session", sessions[((threadCount - 1) % #sessions) + 1])
   end
+  if #bearers > 0 then
+    thread:set("bearer", bearers[((threadCount - 1) % #bearers) + 1])
+  end
 end
 
 function init(args)
   wrk.method = os.getenv("WRK_METHOD") or "GET"
   if session then
     wrk.headers["zt-session"] = session
+  end
+  if bearer then
+    wrk.headers["authorization"] = "Bearer " .. bearer
   end
   if os.getenv("WRK_BODY") then
     wrk.headers["content-type"] = "application/json"
