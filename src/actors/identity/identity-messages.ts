@@ -7,6 +7,7 @@ import type { Writable } from '../../lib/deep-readonly.ts'
 import type { EnrollmentMethodName, NewEnrollment } from '../../domain/enrollment/enrollment-types.ts'
 import type { AuthPolicyInput } from '../../domain/identity/identity-auth-policy.ts'
 import type { MfaProof } from '../../domain/identity/identity-mfa.ts'
+import type { NewRevocation, Revocation } from '../../domain/identity/identity-revocation.ts'
 
 /** Fields an admin may set on an identity (create, put, patch). Absent means "leave as is" on patch. */
 export type IdentityFields = Partial<
@@ -149,6 +150,16 @@ export type IdentityMsg =
   | { type: 'mfa.delete'; identityId: string; mfaId?: string; proof: MfaProof | 'admin' | null; change: ChangeContext }
   /** Repairs found by the integrity fix (flows/integrity/integrity-run.ts); the reply counts those that changed something. */
   | { type: 'integrity.repair'; repairs: IdentityRepair[]; change: ChangeContext }
+  /**
+   * Stores revocations of OIDC tokens in one commit (domain/identity/identity-revocation.ts): each created now, an
+   * existing one of the same id replaced; `expiresAt` absent: now + the revocation lifetime (the refresh-token
+   * lifetime + 1 minute). `validate`: an admin's request, checked as the real controller checks it (an IDENTITY
+   * revocation names an existing identity, else 404; JTI and API_SESSION ids are UUIDs, else COULD_NOT_VALIDATE).
+   * The reply lists the ids stored; the event `revocation.created` carries the records.
+   */
+  | { type: 'revocation.create'; revocations: readonly NewRevocation[]; validate?: boolean; change: ChangeContext }
+  /** Removes the revocations whose `expiresAt` has passed (a timer sends it every minute). */
+  | { type: 'revocation.prune' }
 
 /**
  * One repair of the integrity fix. Each is idempotent: a record already gone (or already right) is left as it is.
@@ -198,6 +209,8 @@ export interface IdentityReplies {
   'mfa.replaceRecoveryCodes': { accepted: boolean }
   'mfa.delete': { accepted: boolean }
   'integrity.repair': number
+  'revocation.create': { ids: string[] }
+  'revocation.prune': { removed: number }
 }
 
 export type IdentityEvent =
@@ -205,3 +218,8 @@ export type IdentityEvent =
   | { type: 'identity.updated'; identity: Identity; previous: Identity }
   | { type: 'identity.deleted'; identity: Identity }
   | { type: 'authenticator.deleted'; authenticator: Authenticator }
+  /**
+   * Revocations stored (asked for, or made with an identity's disable, lockout or delete, or an authenticator's
+   * delete, in the same commit): a cache of verified tokens drops what they revoke.
+   */
+  | { type: 'revocation.created'; revocations: readonly Revocation[] }
