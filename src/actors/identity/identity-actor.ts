@@ -42,7 +42,7 @@ import type { IdentityEvent, IdentityFields, IdentityMsg, IdentityRepair, Identi
 import { IdentityState } from './identity-state.ts'
 import { handleMfa, removeMfa } from './identity-mfa-apply.ts'
 import type { Mfa } from '../../domain/identity/identity-mfa.ts'
-import { handleRevocation, revokeIdentity } from './identity-revocation-apply.ts'
+import { handleRevocation, removeMalformedRevocation, revokeIdentity } from './identity-revocation-apply.ts'
 import { DEFAULT_REFRESH_TOKEN_MS, revocationLifetimeMs, type Revocation } from '../../domain/identity/identity-revocation.ts'
 
 export type IdentityActor = Actor<IdentityState, IdentityMsg, IdentityReplies, IdentityEvent, IdentityReads>
@@ -264,6 +264,8 @@ function repair(state: IdentityState, r: IdentityRepair, tx: Tx<IdentityEvent>):
       })
       return true
     }
+    case 'revocation.remove':
+      return removeMalformedRevocation(state, tx, r.id)
     default:
       return assertNever(r, 'identity repair')
   }

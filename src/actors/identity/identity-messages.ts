@@ -166,7 +166,8 @@ export type IdentityMsg =
  * - `authenticator.remove`, `enrollment.remove`, `mfa.remove`, `authFailures.remove`: a record whose identity (or
  *   third-party CA) is gone;
  * - `identity.resetAuthPolicy`: the identity names an auth policy that is gone: it gets the `default` one;
- * - `authPolicy.dropSigner`: the policy names an external JWT signer that is gone: the name is dropped.
+ * - `authPolicy.dropSigner`: the policy names an external JWT signer that is gone: the name is dropped;
+ * - `revocation.remove`: a revocation of an unknown type (it revokes nothing) is removed.
  */
 export type IdentityRepair =
   | { kind: 'authenticator.remove'; id: string }
@@ -175,6 +176,7 @@ export type IdentityRepair =
   | { kind: 'authFailures.remove'; identityId: string }
   | { kind: 'identity.resetAuthPolicy'; id: string; authPolicyId: string }
   | { kind: 'authPolicy.dropSigner'; id: string; signerId: string }
+  | { kind: 'revocation.remove'; id: string }
 
 export interface IdentityReplies {
   'identity.create': { id: string }

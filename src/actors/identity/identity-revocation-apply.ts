@@ -8,7 +8,7 @@
  * - expired revocations are pruned by a timer message, at most `PRUNE_BATCH` a message
  */
 import { assertNever } from '../../lib/assert-never.ts'
-import { decideAdminRevocation, toRevocation, type NewRevocation, type Revocation } from '../../domain/identity/identity-revocation.ts'
+import { decideAdminRevocation, REVOCATION_TYPES, toRevocation, type NewRevocation, type Revocation } from '../../domain/identity/identity-revocation.ts'
 import type { Tx } from '../runtime/actor-runtime.ts'
 import type { IdentityEvent, IdentityMsg } from './identity-messages.ts'
 import type { IdentityState } from './identity-state.ts'
@@ -52,6 +52,15 @@ function storeRevocations(state: IdentityState, tx: Tx<IdentityEvent>, asked: re
  */
 export function revokeIdentity(state: IdentityState, tx: Tx<IdentityEvent>, identityId: string): void {
   storeRevocations(state, tx, [{ id: identityId, type: 'IDENTITY' }])
+}
+
+/** The integrity repair: removes the stored revocation `id` when its type is unknown; false when there is nothing to do. */
+export function removeMalformedRevocation(state: IdentityState, tx: Tx<IdentityEvent>, id: string): boolean {
+  const held = state.revocation(id)
+  if (!held || (REVOCATION_TYPES as readonly string[]).includes(held.type)) return false
+  state.removeRevocation(id)
+  tx.remove('revocations', id)
+  return true
 }
 
 /** Removes up to PRUNE_BATCH revocations that expired by `tx.now`; answers how many. */

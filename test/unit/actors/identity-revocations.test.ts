@@ -159,3 +159,21 @@ describe('revocation.prune and the start-up load', () => {
     expect(await identities.ask({ type: 'revocation.prune' })).toEqual({ removed: 5 })
   })
 })
+
+describe('integrity.repair revocation.remove', () => {
+  it('removes a stored revocation of an unknown type, and leaves a well-formed one', async () => {
+    await identities.ask({ type: 'revocation.create', revocations: [{ id: 'good', type: 'JTI' }], change })
+    await store.db('revocations').put('bad', { id: 'bad', type: 'TOKEN', createdAt: 1, updatedAt: 1, expiresAt: clock.now() + 60_000, tags: {} })
+    await identities.stop()
+    start()
+    const repaired = await identities.ask({
+      type: 'integrity.repair',
+      repairs: [{ kind: 'revocation.remove', id: 'bad' }, { kind: 'revocation.remove', id: 'good' }, { kind: 'revocation.remove', id: 'never-stored' }],
+      change,
+    })
+    expect(repaired).toBe(1)
+    expect(stored('bad')).toBeUndefined()
+    expect(identities.snapshot().revocation('bad')).toBeUndefined()
+    expect(stored('good')).toBeDefined()
+  })
+})
