@@ -43,6 +43,7 @@ export type IdentityMsg =
       change: ChangeContext
     }
   | { type: 'identity.update'; id: string; input: IdentityFields; replace: boolean; change: ChangeContext }
+  /** Deletes an identity with its authenticators, enrollments and MFA; its OIDC tokens are revoked in the same commit. */
   | { type: 'identity.delete'; id: string; change: ChangeContext }
   | { type: 'identity.recordClientInfo'; id: string; envInfo?: EnvInfo; sdkInfo?: SdkInfo; change: ChangeContext }
   /**
@@ -94,6 +95,7 @@ export type IdentityMsg =
   | { type: 'enrollment.delete'; id: string; change: ChangeContext }
   | { type: 'authenticator.createUpdb'; identityId: string; username: string; passwordHash: string; tags: Authenticator['tags']; change: ChangeContext }
   | { type: 'authenticator.update'; id: string; username?: string; passwordHash?: string; tags?: Authenticator['tags']; replaceTags: boolean; change: ChangeContext }
+  /** Deletes an authenticator; every OIDC token of its identity is revoked in the same commit (README differences). */
   | { type: 'authenticator.delete'; id: string; change: ChangeContext }
   /**
    * Keeps the certificate an extension issued as the cert authenticator's pending certificate (a later extension
@@ -122,15 +124,16 @@ export type IdentityMsg =
   /** 409 CAN_NOT_DELETE_REFERENCED_ENTITY while an identity names it; the `default` policy is never deleted. */
   | { type: 'authPolicy.delete'; id: string; change: ChangeContext }
   /**
-   * Disables an identity from now for `durationMinutes` (0: until enabled). Its API sessions are ended by the flow
-   * that sent this (flows/identity/identity-disable.ts).
+   * Disables an identity from now for `durationMinutes` (0: until enabled) and revokes its OIDC tokens in the same
+   * commit. Its API sessions are ended by the flow that sent this (flows/identity/identity-disable.ts).
    */
   | { type: 'identity.disable'; id: string; durationMinutes: number; change: ChangeContext }
   /** Clears every disabled state of an identity (disabledAt, disabledUntil) and its failed-attempt count. */
   | { type: 'identity.enable'; id: string; change: ChangeContext }
   /**
    * One failed authentication attempt of an identity (a wrong password or second-factor code): counted toward its
-   * policy's `maxAttempts` and persisted; reaching it disables the identity (`disabled: true` in the reply).
+   * policy's `maxAttempts` and persisted; reaching it disables the identity and revokes its OIDC tokens in the same
+   * commit (`disabled: true` in the reply).
    */
   | { type: 'identity.recordAuthFailure'; id: string; change: ChangeContext }
   /** A successful authentication: the identity's failed-attempt count starts again. */
