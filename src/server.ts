@@ -12,7 +12,7 @@ import { openStore } from './store/store-env.ts'
 import { copyStore, readStoreCopy } from './store/store-copy.ts'
 import { EventBus } from './actors/runtime/event-bus.ts'
 import type { ActorSystemDeps, MailboxView } from './actors/runtime/actor-runtime.ts'
-import { startIdentityActor, type IdentityActor } from './actors/identity/identity-actor.ts'
+import { startIdentityActor, startRevocationPruning, type IdentityActor } from './actors/identity/identity-actor.ts'
 import { startSessionRegistryActor } from './actors/session-registry/session-registry-actor.ts'
 import { startPolicyGraphActor } from './actors/policy-graph/policy-graph-actor.ts'
 import { startPolicyResolver } from './actors/policy-resolver/policy-resolver.ts'
@@ -87,6 +87,7 @@ import { oidcTokenRoutes } from './http/oidc/oidc-token-routes.ts'
 import { authenticateRoutes } from './http/routes/shared/authenticate-routes.ts'
 import { currentIdentityRoutes } from './http/routes/shared/current-identity-routes.ts'
 import { identityRoutes } from './http/routes/management/identity-routes.ts'
+import { revocationRoutes } from './http/routes/management/revocation-routes.ts'
 import { authenticatorRoutes } from './http/routes/management/authenticator-routes.ts'
 import { apiSessionRoutes } from './http/routes/management/api-session-routes.ts'
 import { summaryRoutes } from './http/routes/management/summary-routes.ts'
@@ -189,6 +190,8 @@ export interface RunningServer {
   sweepSessions(): Promise<void>
   /** Removes service sessions whose access was lost, now (the timer does it every few seconds). */
   enforcePolicies(): Promise<void>
+  /** Prunes expired revocations now (the timer does it every minute). */
+  pruneRevocations(): Promise<void>
   stop(): Promise<void>
 }
 
@@ -255,7 +258,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // auth policies may name only signers that exist (the CA actor owns them; a signer deleted after the check leaves a
   // dangling name that logins treat as no signer, and the integrity check reports)
   const knownSigner = (id: string): boolean => ca.snapshot().jwtSigners.has(id)
-  const identities = startIdentityActor(store, deps, routerNamed, knownSigner)
+  // revocations of OIDC tokens outlive the longest refresh token
+  const identities = startIdentityActor(store, deps, routerNamed, knownSigner, { refreshTokenMs: oidcSettingsOf(opts.oidc).refreshTokenMs })
+  const stopRevocationPruning = startRevocationPruning(identities)
   const sessionRegistry = startSessionRegistryActor(store, deps, {
     timeoutMs,
     sweepEveryMs: opts.sessionSweepEveryMs ?? 5_000,
@@ -417,6 +422,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...identityDisableRoutes({ identities, sessions }),
     ...identityTraceRoutes({ identities, traces: identityTraces.registry, clock }),
     ...authPolicyRoutes({ identities }),
+    ...revocationRoutes({ identities }),
     ...authenticatorRoutes({ identities, clock, enrollments, ownCas, cas: () => ca.snapshot() }),
     ...apiSessionRoutes({ identities, sessions }),
     ...summaryRoutes({ identities, sessions, graph, ca }),
@@ -565,6 +571,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       await sessions.ask({ type: 'apiSession.sweep' })
     },
     enforcePolicies,
+    async pruneRevocations() {
+      await identities.ask({ type: 'revocation.prune' })
+    },
     async stop() {
       if (stopped) return
       stopped = true
@@ -576,6 +585,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       postureData.stop()
       identityTraces.stop()
       sessionRegistry.stopTimers()
+      stopRevocationPruning()
       await sessions.ask({ type: 'apiSession.flushActivity' })
       await Promise.all([identities.stop(), sessions.stop(), graph.stop(), ca.stop()])
       await store.close()

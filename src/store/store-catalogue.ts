@@ -10,6 +10,7 @@ export const SUB_DBS = {
   'auth-policies': 'identity',
   'auth-failures': 'identity',
   mfas: 'identity',
+  revocations: 'identity',
   'api-sessions': 'session-registry',
   sessions: 'session-registry',
   'api-session-certs': 'session-registry',

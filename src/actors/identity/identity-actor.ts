@@ -1,9 +1,10 @@
 /**
- * The identity actor: sole writer of the `identities`, `authenticators`, `enrollments`, `mfas`, `auth-policies` and
- * `auth-failures` sub-dbs. An identity's enrollments and its MFA are part of its aggregate: made in its create
+ * The identity actor: sole writer of the `identities`, `authenticators`, `enrollments`, `mfas`, `auth-policies`,
+ * `auth-failures` and `revocations` sub-dbs. An identity's enrollments and its MFA are part of its aggregate: made in its create
  * transaction (enrollments), redeemed (enrollment removed, authenticator created) in one transaction, removed with it.
  * Authentication policies are here because identities name them (an identity's policy is checked in the same mailbox
- * as the identity).
+ * as the identity). Revocations of OIDC tokens are here because an identity's disable, lockout and delete and an
+ * authenticator's delete revoke the identity's tokens in the same commit (identity-revocation-apply.ts).
  * Handlers decide with domain/identity and domain/enrollment checks, then apply synchronously.
  */
 import { ApiError } from '../../errors/api-error.ts'
@@ -41,6 +42,8 @@ import type { IdentityEvent, IdentityFields, IdentityMsg, IdentityRepair, Identi
 import { IdentityState } from './identity-state.ts'
 import { handleMfa, removeMfa } from './identity-mfa-apply.ts'
 import type { Mfa } from '../../domain/identity/identity-mfa.ts'
+import { handleRevocation, removeMalformedRevocation, revokeIdentity } from './identity-revocation-apply.ts'
+import { DEFAULT_REFRESH_TOKEN_MS, revocationLifetimeMs, type Revocation } from '../../domain/identity/identity-revocation.ts'
 
 export type IdentityActor = Actor<IdentityState, IdentityMsg, IdentityReplies, IdentityEvent, IdentityReads>
 
@@ -172,6 +175,7 @@ const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, Ident
         const prev = state.identity(msg.id)
         if (!prev) throw ApiError.notFound()
         putIdentity(state, tx, disabledFor(prev, msg.durationMinutes, tx.now), prev)
+        revokeIdentity(state, tx, prev.id)
         return
       }
       case 'identity.enable': {
@@ -192,6 +196,7 @@ const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, Ident
         setAuthFailures(state, tx, prev.id, outcome.failures)
         if (!outcome.disable) return { disabled: false }
         putIdentity(state, tx, { ...prev, ...outcome.disable, updatedAt: tx.now }, prev)
+        revokeIdentity(state, tx, prev.id)
         return { disabled: true }
       }
       case 'identity.recordAuthSuccess':
@@ -205,6 +210,9 @@ const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, Ident
         return handleMfa(state, msg, tx)
       case 'integrity.repair':
         return msg.repairs.filter((r) => repair(state, r, tx)).length
+      case 'revocation.create':
+      case 'revocation.prune':
+        return handleRevocation(state, msg, tx)
       default:
         return assertNever(msg, 'identity message')
     }
@@ -256,6 +264,8 @@ function repair(state: IdentityState, r: IdentityRepair, tx: Tx<IdentityEvent>):
       })
       return true
     }
+    case 'revocation.remove':
+      return removeMalformedRevocation(state, tx, r.id)
     default:
       return assertNever(r, 'identity repair')
   }
@@ -380,6 +390,7 @@ function removeIdentity(state: IdentityState, identity: Identity, tx: Tx<Identit
   removeMfa(state, tx, id)
   state.removeIdentity(id)
   tx.remove('identities', id)
+  revokeIdentity(state, tx, id)
   tx.emit({ type: 'identity.deleted', identity })
 }
 
@@ -472,9 +483,11 @@ function certAuthenticator(
   }
 }
 
+/** Removes an authenticator (apply only); the tokens of its identity are revoked in the same transaction. */
 function removeAuthenticator(state: IdentityState, a: Authenticator, tx: Tx<IdentityEvent>): void {
   state.removeAuthenticator(a.id)
   tx.remove('authenticators', a.id)
+  revokeIdentity(state, tx, a.identityId)
   tx.emit({ type: 'authenticator.deleted', authenticator: a })
 }
 
@@ -547,6 +560,12 @@ function syncRouterIdentity(state: IdentityState, msg: Extract<IdentityMsg, { ty
   createIdentity(state, { type: 'identity.create', input: { name, typeId: 'Router', isAdmin: false }, change: msg.change }, tx, msg.routerId, true)
 }
 
+/** Start options of the identity actor. */
+export interface IdentityActorOptions {
+  /** The OIDC refresh-token lifetime (ms): revocations made without an expiry outlive it by a minute. Default 24 h. */
+  refreshTokenMs?: number
+}
+
 /**
  * Loads the aggregate from LMDB and starts its actor. `reservedNameHolder` tells which router a name is reserved for
  * (the policy graph's tunneler-enabled edge routers); without it no name is reserved.
@@ -556,8 +575,9 @@ export function startIdentityActor(
   deps: ActorSystemDeps,
   reservedNameHolder?: (name: string) => string | undefined,
   knownSigner?: (id: string) => boolean,
+  opts: IdentityActorOptions = {},
 ): IdentityActor {
-  const state = new IdentityState(reservedNameHolder, knownSigner)
+  const state = new IdentityState(reservedNameHolder, knownSigner, revocationLifetimeMs(opts.refreshTokenMs ?? DEFAULT_REFRESH_TOKEN_MS))
   // each record is parsed for the state alone: compacted in place (putIdentity's owned)
   for (const { value } of store.db('identities').getRange()) state.putIdentity(value as Identity, true)
   for (const { value } of store.db('authenticators').getRange()) state.putAuthenticator(value as Authenticator)
@@ -565,5 +585,19 @@ export function startIdentityActor(
   for (const { value } of store.db('auth-policies').getRange()) state.authPolicies.put(value as AuthPolicy)
   for (const { key, value } of store.db('auth-failures').getRange()) state.authFailures.set(key, value as number)
   for (const { value } of store.db('mfas').getRange()) state.putMfa(value as Mfa)
+  for (const { value } of store.db('revocations').getRange()) state.putRevocation(value as Revocation)
   return new Actor('identity', state, behavior, deps)
+}
+
+/** Every revocation pruning runs this often (the real controller's revocation sweep: every minute). */
+export const REVOCATION_PRUNE_EVERY_MS = 60_000
+
+/**
+ * Starts the timer that prunes expired revocations (`revocation.prune`) every `everyMs`; unref'd, so it never keeps
+ * the process alive. Answers the function that stops it (before the actor stops).
+ */
+export function startRevocationPruning(actor: IdentityActor, everyMs = REVOCATION_PRUNE_EVERY_MS): () => void {
+  const timer = setInterval(() => actor.tell({ type: 'revocation.prune' }), everyMs)
+  timer.unref?.()
+  return () => clearInterval(timer)
 }

@@ -7,6 +7,7 @@ import type { Writable } from '../../lib/deep-readonly.ts'
 import type { EnrollmentMethodName, NewEnrollment } from '../../domain/enrollment/enrollment-types.ts'
 import type { AuthPolicyInput } from '../../domain/identity/identity-auth-policy.ts'
 import type { MfaProof } from '../../domain/identity/identity-mfa.ts'
+import type { NewRevocation, Revocation } from '../../domain/identity/identity-revocation.ts'
 
 /** Fields an admin may set on an identity (create, put, patch). Absent means "leave as is" on patch. */
 export type IdentityFields = Partial<
@@ -42,6 +43,7 @@ export type IdentityMsg =
       change: ChangeContext
     }
   | { type: 'identity.update'; id: string; input: IdentityFields; replace: boolean; change: ChangeContext }
+  /** Deletes an identity with its authenticators, enrollments and MFA; its OIDC tokens are revoked in the same commit. */
   | { type: 'identity.delete'; id: string; change: ChangeContext }
   | { type: 'identity.recordClientInfo'; id: string; envInfo?: EnvInfo; sdkInfo?: SdkInfo; change: ChangeContext }
   /**
@@ -93,6 +95,7 @@ export type IdentityMsg =
   | { type: 'enrollment.delete'; id: string; change: ChangeContext }
   | { type: 'authenticator.createUpdb'; identityId: string; username: string; passwordHash: string; tags: Authenticator['tags']; change: ChangeContext }
   | { type: 'authenticator.update'; id: string; username?: string; passwordHash?: string; tags?: Authenticator['tags']; replaceTags: boolean; change: ChangeContext }
+  /** Deletes an authenticator; every OIDC token of its identity is revoked in the same commit (README differences). */
   | { type: 'authenticator.delete'; id: string; change: ChangeContext }
   /**
    * Keeps the certificate an extension issued as the cert authenticator's pending certificate (a later extension
@@ -121,15 +124,16 @@ export type IdentityMsg =
   /** 409 CAN_NOT_DELETE_REFERENCED_ENTITY while an identity names it; the `default` policy is never deleted. */
   | { type: 'authPolicy.delete'; id: string; change: ChangeContext }
   /**
-   * Disables an identity from now for `durationMinutes` (0: until enabled). Its API sessions are ended by the flow
-   * that sent this (flows/identity/identity-disable.ts).
+   * Disables an identity from now for `durationMinutes` (0: until enabled) and revokes its OIDC tokens in the same
+   * commit. Its API sessions are ended by the flow that sent this (flows/identity/identity-disable.ts).
    */
   | { type: 'identity.disable'; id: string; durationMinutes: number; change: ChangeContext }
   /** Clears every disabled state of an identity (disabledAt, disabledUntil) and its failed-attempt count. */
   | { type: 'identity.enable'; id: string; change: ChangeContext }
   /**
    * One failed authentication attempt of an identity (a wrong password or second-factor code): counted toward its
-   * policy's `maxAttempts` and persisted; reaching it disables the identity (`disabled: true` in the reply).
+   * policy's `maxAttempts` and persisted; reaching it disables the identity and revokes its OIDC tokens in the same
+   * commit (`disabled: true` in the reply).
    */
   | { type: 'identity.recordAuthFailure'; id: string; change: ChangeContext }
   /** A successful authentication: the identity's failed-attempt count starts again. */
@@ -149,13 +153,24 @@ export type IdentityMsg =
   | { type: 'mfa.delete'; identityId: string; mfaId?: string; proof: MfaProof | 'admin' | null; change: ChangeContext }
   /** Repairs found by the integrity fix (flows/integrity/integrity-run.ts); the reply counts those that changed something. */
   | { type: 'integrity.repair'; repairs: IdentityRepair[]; change: ChangeContext }
+  /**
+   * Stores revocations of OIDC tokens in one commit (domain/identity/identity-revocation.ts): each created now, an
+   * existing one of the same id replaced; `expiresAt` absent: now + the revocation lifetime (the refresh-token
+   * lifetime + 1 minute). `validate`: an admin's request, checked as the real controller checks it (an IDENTITY
+   * revocation names an existing identity, else 404; JTI and API_SESSION ids are UUIDs, else COULD_NOT_VALIDATE).
+   * The reply lists the ids stored; the event `revocation.created` carries the records.
+   */
+  | { type: 'revocation.create'; revocations: readonly NewRevocation[]; validate?: boolean; change: ChangeContext }
+  /** Removes the revocations whose `expiresAt` has passed (a timer sends it every minute). */
+  | { type: 'revocation.prune' }
 
 /**
  * One repair of the integrity fix. Each is idempotent: a record already gone (or already right) is left as it is.
  * - `authenticator.remove`, `enrollment.remove`, `mfa.remove`, `authFailures.remove`: a record whose identity (or
  *   third-party CA) is gone;
  * - `identity.resetAuthPolicy`: the identity names an auth policy that is gone: it gets the `default` one;
- * - `authPolicy.dropSigner`: the policy names an external JWT signer that is gone: the name is dropped.
+ * - `authPolicy.dropSigner`: the policy names an external JWT signer that is gone: the name is dropped;
+ * - `revocation.remove`: a revocation of an unknown type (it revokes nothing) is removed.
  */
 export type IdentityRepair =
   | { kind: 'authenticator.remove'; id: string }
@@ -164,6 +179,7 @@ export type IdentityRepair =
   | { kind: 'authFailures.remove'; identityId: string }
   | { kind: 'identity.resetAuthPolicy'; id: string; authPolicyId: string }
   | { kind: 'authPolicy.dropSigner'; id: string; signerId: string }
+  | { kind: 'revocation.remove'; id: string }
 
 export interface IdentityReplies {
   'identity.create': { id: string }
@@ -198,6 +214,8 @@ export interface IdentityReplies {
   'mfa.replaceRecoveryCodes': { accepted: boolean }
   'mfa.delete': { accepted: boolean }
   'integrity.repair': number
+  'revocation.create': { ids: string[] }
+  'revocation.prune': { removed: number }
 }
 
 export type IdentityEvent =
@@ -205,3 +223,8 @@ export type IdentityEvent =
   | { type: 'identity.updated'; identity: Identity; previous: Identity }
   | { type: 'identity.deleted'; identity: Identity }
   | { type: 'authenticator.deleted'; authenticator: Authenticator }
+  /**
+   * Revocations stored (asked for, or made with an identity's disable, lockout or delete, or an authenticator's
+   * delete, in the same commit): a cache of verified tokens drops what they revoke.
+   */
+  | { type: 'revocation.created'; revocations: readonly Revocation[] }

@@ -10,6 +10,13 @@ import { ListPool, shareEmpty } from '../../lib/shared-values.ts'
 import { EntityTable } from '../../lib/entity-table.ts'
 import type { AuthPolicy } from '../../domain/identity/identity-auth-policy.ts'
 import type { Mfa } from '../../domain/identity/identity-mfa.ts'
+import {
+  DEFAULT_REFRESH_TOKEN_MS,
+  isRevokedBy,
+  revocationLifetimeMs as lifetimeFor,
+  type RevocableToken,
+  type Revocation,
+} from '../../domain/identity/identity-revocation.ts'
 
 /**
  * The identity as kept in memory: empty maps and role attribute lists shared (see
@@ -49,6 +56,8 @@ export class IdentityState implements IdentityReads {
   private readonly byExternalId = new Map<string, string>()
   /** MFA records by identity id. */
   private readonly mfas = new Map<string, Mfa>()
+  /** Revocations by id (a jti, an identity id or an API-session id: one key space, as the real controller's). */
+  private readonly revocationById = new Map<string, Revocation>()
   /** Role attribute names, one string each (they repeat across most identities). */
   /** Role attribute lists, one array each (see compact). */
   private readonly attributeLists = new ListPool()
@@ -62,7 +71,33 @@ export class IdentityState implements IdentityReads {
   constructor(
     private readonly reservedNames: (name: string) => string | undefined = () => undefined,
     private readonly signerExists: (id: string) => boolean = () => false,
+    /** How long a revocation asked without `expiresAt` lives (the actor's handlers read it; not a read of others). */
+    readonly revocationLifetimeMs = lifetimeFor(DEFAULT_REFRESH_TOKEN_MS),
   ) {}
+
+  revocation(id: string): Revocation | undefined {
+    return this.revocationById.get(id)
+  }
+  revocations(): Iterable<Revocation> {
+    return this.revocationById.values()
+  }
+  isTokenRevoked(t: RevocableToken, now: number): boolean {
+    return isRevokedBy(this.revocationById, t, now)
+  }
+  /** How many revocations are stored (expired ones included until pruned). */
+  revocationCount(): number {
+    return this.revocationById.size
+  }
+
+  /** Adds or replaces a revocation (a replaced one moves to the end of the insertion order, with its new expiry). */
+  putRevocation(r: Revocation): void {
+    this.revocationById.delete(r.id)
+    this.revocationById.set(r.id, r)
+  }
+
+  removeRevocation(id: string): void {
+    this.revocationById.delete(id)
+  }
 
   authPolicy(id: string): AuthPolicy | undefined {
     return this.authPolicies.get(id)

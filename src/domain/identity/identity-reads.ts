@@ -9,6 +9,7 @@ import type { Enrollment } from '../enrollment/enrollment-types.ts'
 import type { ReadTable } from '../../lib/entity-table.ts'
 import type { AuthPolicy, AuthPolicyLookup } from './identity-auth-policy.ts'
 import type { Mfa } from './identity-mfa.ts'
+import type { RevocableToken, Revocation } from './identity-revocation.ts'
 
 /** The identity aggregate's reads: what the identity actor's `snapshot()` answers. */
 export interface IdentityReads extends IdentityLookup, AuthPolicyLookup {
@@ -45,4 +46,13 @@ export interface IdentityReads extends IdentityLookup, AuthPolicyLookup {
   mfaOf(identityId: string): Mfa | undefined
   /** How many identities have an MFA record, Started or Verified. */
   mfaCount(): number
+  /** The stored revocation of an id (a jti, an identity id or an API-session id), expired or not (until pruned). */
+  revocation(id: string): Revocation | undefined
+  /** Every stored revocation, in no particular order (the list route sorts). */
+  revocations(): Iterable<Revocation>
+  /**
+   * Whether a token is revoked at `now` (domain/identity/identity-revocation.ts `isRevokedBy`): by its `jti`, its
+   * API session or its identity with the `iat` cut-off; expired revocations are ignored. O(1), allocates nothing.
+   */
+  isTokenRevoked(t: RevocableToken, now: number): boolean
 }

@@ -6,6 +6,7 @@ import type { Authenticator, Identity } from '../identity/identity-types.ts'
 import type { Enrollment } from '../enrollment/enrollment-types.ts'
 import type { AuthPolicy } from '../identity/identity-auth-policy.ts'
 import type { StoredMfa } from '../identity/identity-mfa-stored.ts'
+import type { Revocation } from '../identity/identity-revocation.ts'
 import type { ApiSession, ApiSessionCertificate } from '../session/session-types.ts'
 import type { ServiceSession } from '../session/service-session-types.ts'
 import type {
@@ -25,6 +26,7 @@ export interface RecordTypes {
   'auth-failures': number
   /** As stored: secret and recovery codes sealed (a copy is read without the key). */
   mfas: StoredMfa
+  revocations: Revocation
   'api-sessions': ApiSession
   sessions: ServiceSession
   'api-session-certs': ApiSessionCertificate

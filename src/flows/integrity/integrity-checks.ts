@@ -11,6 +11,7 @@ import { ROLE_FIELDS } from '../../actors/policy-graph/policy-graph-state.ts'
 import { splitRoles } from '../../domain/policy/policy-roles.ts'
 import type { EntityKind, PolicyKind } from '../../domain/policy/policy-types.ts'
 import type { RecordTable, RecordTypes, StoredRecords } from '../../domain/integrity/integrity-records.ts'
+import { REVOCATION_TYPES } from '../../domain/identity/identity-revocation.ts'
 
 
 export type Repair =
@@ -119,6 +120,13 @@ function checkIdentityReferences(r: StoredRecords, out: Finding[]): void {
   for (const identityId of r['auth-failures'].keys()) {
     if (!r.identities.has(identityId)) {
       out.push({ description: missing('auth-failures', identityId, 'identityId', 'identities', identityId), repair: identity({ kind: 'authFailures.remove', identityId }) })
+    }
+  }
+  // revocations reference nothing on purpose: an IDENTITY revocation outlives its identity (a deleted identity's
+  // tokens stay revoked); one of an unknown type revokes nothing and goes
+  for (const [id, rv] of r.revocations) {
+    if (!(REVOCATION_TYPES as readonly string[]).includes(rv.type)) {
+      out.push({ description: `revocations ${id} has the unknown type '${String(rv.type)}': it revokes nothing; removed`, repair: identity({ kind: 'revocation.remove', id }) })
     }
   }
   for (const [id, i] of r.identities) {

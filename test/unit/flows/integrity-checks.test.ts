@@ -25,6 +25,8 @@ function healthy(): StoredRecords {
   r.sessions!.set('ss1', { id: 'ss1', apiSessionId: 'as1', identityId: 'i1', serviceId: 's1' })
   r['api-session-certs']!.set('asc1', { id: 'asc1', apiSessionId: 'as1', fingerprint: 'aa' })
   r.terminators!.set('t1', { id: 't1', serviceId: 's1', routerId: 'r1' })
+  // a deleted identity's revocation: it names no record that exists, and that is not a finding
+  r.revocations!.set('gone-identity', { id: 'gone-identity', type: 'IDENTITY', createdAt: 1, updatedAt: 1, expiresAt: 2, tags: {} })
   return r as unknown as StoredRecords
 }
 
@@ -70,6 +72,8 @@ describe('integrity checks over stored records', () => {
       r.enrollments!.set('e2', { id: 'e2', identityId: 'i1', token: 'tok', caId: null })
       r.routers!.set('r1', { id: 'r1', name: 'router', isEdge: true, fingerprint: null, enrollment: { token: 'tok' } })
     }, 'routers r1 has an enrollment token an identity enrollment also holds: unable to fix automatically', null],
+    ['a revocation of an unknown type', (r) => r.revocations!.set('rv1', { id: 'rv1', type: 'TOKEN', createdAt: 1, updatedAt: 1, expiresAt: 2, tags: {} }),
+      'revocations rv1 has the unknown type \'TOKEN\': it revokes nothing; removed', { actor: 'identity', repair: { kind: 'revocation.remove', id: 'rv1' } }],
   ]
   for (const [what, damage, description, repair] of cases) {
     it(`case=${what}`, () => {

@@ -9,6 +9,7 @@ import { open } from 'lmdb'
 import { openStore, storePathOf } from '../../../src/store/store-env.ts'
 import { COMPACT_PENDING, SCHEMA_VERSION, SEAL_KEY_ID } from '../../../src/store/store-migrations.ts'
 import { readSealKey, sealKeyPathOf } from '../../../src/store/store-seal.ts'
+import { countRecords } from '../../../src/store/store-stats.ts'
 import { DEFAULT_AUTH_POLICY_RULES } from '../../../src/domain/identity/identity-auth-policy.ts'
 
 let dir: string
@@ -116,6 +117,25 @@ describe('store migrations', () => {
     expect(again.db('meta').get(COMPACT_PENDING)).toBeUndefined()
     await again.close()
     expect(readFileSync(storePathOf(dir)).includes('FREED-PAGE-MARKER')).toBe(false)
+  })
+  it('a store made before the revocations sub-db opens: read-only it counts none, the writable open adds it empty', async () => {
+    const first = await openStore(dir, { now: 1 })
+    await first.commit([{ db: 'revocations', key: 'r1', value: { id: 'r1' } }])
+    await first.close()
+    // as an edgeplane before revocations left it: no such sub-db in the file
+    const raw = open({ path: storePathOf(dir), maxDbs: 64, encoding: 'json' })
+    await raw.openDB({ name: 'revocations', encoding: 'json' }).drop()
+    await raw.close()
+    const readOnly = await openStore(dir, { readOnly: true })
+    expect(readOnly.has('revocations')).toBe(false)
+    expect(countRecords(readOnly).revocations).toBe(0)
+    await readOnly.close()
+    const store = await openStore(dir, { now: 2 })
+    expect(store.db('meta').get('schemaVersion')).toBe(SCHEMA_VERSION)
+    expect(store.db('revocations').getKeysCount()).toBe(0)
+    await store.commit([{ db: 'revocations', key: 'r2', value: { id: 'r2' } }])
+    expect(store.db('revocations').get('r2')).toEqual({ id: 'r2' })
+    await store.close()
   })
 })
 
