@@ -80,6 +80,9 @@ import type { RouteDef } from './http/http-route.ts'
 import { versionRoutes, type VersionInfo } from './http/routes/shared/version-routes.ts'
 import { createOidcApp, issuerHostCheck, type OidcRoute } from './http/oidc/oidc-app.ts'
 import { oidcSettingsOf, type OidcSettings } from './flows/oidc/oidc-types.ts'
+import { createAuthRequestStore } from './flows/oidc/oidc-auth-requests.ts'
+import { createOidcLogin } from './flows/oidc/oidc-login.ts'
+import { oidcLoginRoutes } from './http/oidc/oidc-login-routes.ts'
 import { authenticateRoutes } from './http/routes/shared/authenticate-routes.ts'
 import { currentIdentityRoutes } from './http/routes/shared/current-identity-routes.ts'
 import { identityRoutes } from './http/routes/management/identity-routes.ts'
@@ -381,13 +384,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const integrity = createIntegrityRunner({
     dbPath: store.path, copyStore: copyTo, readCopy: readStoreCopy, identities, sessions, graph, ca, policyIndex: policyResolver.index, snapshots, clock,
   })
+  const mfaFlows = createMfaFlows({ identities, sessions, clock, issuer: opts.totpIssuer ?? DEFAULTS.totpIssuer })
   const routes: RouteDef[] = []
   const graphRouteDeps = { graph, identities, sessions, reads, clock, posture: postureEvaluator }
   routes.push(
     ...versionRoutes(version, () => routes),
     ...authenticateRoutes({ identities, sessions, clock, timeoutMs, authMethods, extJwtSecondary, gate: authGate }),
     ...currentIdentityRoutes({ identities, sessions, clock, certExtension }),
-    ...mfaRoutes({ mfa: createMfaFlows({ identities, sessions, clock, issuer: opts.totpIssuer ?? DEFAULTS.totpIssuer }) }),
+    ...mfaRoutes({ mfa: mfaFlows }),
     ...identityRoutes({ identities, sessions, clock, startedAt, enrollments, caName: (id) => ca.snapshot().cas.get(id)?.name }),
     ...identityDisableRoutes({ identities, sessions }),
     ...identityTraceRoutes({ identities, traces: identityTraces.registry, clock }),
@@ -446,6 +450,25 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // OIDC sign-in: the login half (authorize, login/*, callback) and the token half (token, keys, revoke, end_session)
   const oidcSettings = oidcSettingsOf(opts.oidc)
   const oidcRoutes: OidcRoute[] = []
+  // the sign-ins in progress on this node (memory only) and their codes; the token half redeems them
+  const oidcAuthRequests = createAuthRequestStore({ clock })
+  oidcRoutes.push(
+    ...oidcLoginRoutes({
+      authorize: { requests: oidcAuthRequests, redirectUris: () => oidcSettings.redirectUris, configTypes: () => graph.snapshot().configTypes },
+      login: createOidcLogin({
+        requests: oidcAuthRequests,
+        authMethods,
+        gate: authGate,
+        identities,
+        clock,
+        extJwtSecondary,
+        mfa: mfaFlows,
+        signers: () => ca.snapshot(),
+        configTypes: () => graph.snapshot().configTypes,
+      }),
+      now: () => clock.now(),
+    }),
+  )
   let listenPort = 0
   const issuerNames = () => {
     const { dnsNames, ipAddresses } = ca.snapshot().pki.server.view
@@ -534,6 +557,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       await metricsServer?.stop(true)
       await integrity.idle()
       clearInterval(enforcer)
+      oidcAuthRequests.stop()
       policyResolver.stop()
       postureData.stop()
       identityTraces.stop()
