@@ -84,6 +84,9 @@ import { createOidcTokens, type TokenKeys } from './flows/oidc/oidc-tokens.ts'
 import { createOidcGrants } from './flows/oidc/oidc-grants.ts'
 import { createBearerCheck } from './flows/oidc/oidc-bearer.ts'
 import { oidcTokenRoutes } from './http/oidc/oidc-token-routes.ts'
+import { createAuthRequestStore } from './flows/oidc/oidc-auth-requests.ts'
+import { createOidcLogin } from './flows/oidc/oidc-login.ts'
+import { oidcLoginRoutes } from './http/oidc/oidc-login-routes.ts'
 import { authenticateRoutes } from './http/routes/shared/authenticate-routes.ts'
 import { currentIdentityRoutes } from './http/routes/shared/current-identity-routes.ts'
 import { identityRoutes } from './http/routes/management/identity-routes.ts'
@@ -411,13 +414,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const integrity = createIntegrityRunner({
     dbPath: store.path, copyStore: copyTo, readCopy: readStoreCopy, identities, sessions, graph, ca, policyIndex: policyResolver.index, snapshots, clock,
   })
+  const mfaFlows = createMfaFlows({ identities, sessions, clock, issuer: opts.totpIssuer ?? DEFAULTS.totpIssuer })
   const routes: RouteDef[] = []
   const graphRouteDeps = { graph, identities, sessions, reads, clock, posture: postureEvaluator }
   routes.push(
     ...versionRoutes(version, () => routes),
     ...authenticateRoutes({ identities, sessions, clock, timeoutMs, authMethods, extJwtSecondary, gate: authGate }),
     ...currentIdentityRoutes({ identities, sessions, clock, certExtension }),
-    ...mfaRoutes({ mfa: createMfaFlows({ identities, sessions, clock, issuer: opts.totpIssuer ?? DEFAULTS.totpIssuer }) }),
+    ...mfaRoutes({ mfa: mfaFlows }),
     ...identityRoutes({ identities, sessions, clock, startedAt, enrollments, caName: (id) => ca.snapshot().cas.get(id)?.name }),
     ...identityDisableRoutes({ identities, sessions }),
     ...identityTraceRoutes({ identities, traces: identityTraces.registry, clock }),
@@ -476,6 +480,25 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   })
   // OIDC sign-in: the login half (authorize, login/*, callback) and the token half (token, keys, revoke, end_session)
   const oidcRoutes: OidcRoute[] = []
+  // the sign-ins in progress on this node (memory only) and their codes; the token half redeems them
+  const oidcAuthRequests = createAuthRequestStore({ clock })
+  oidcRoutes.push(
+    ...oidcLoginRoutes({
+      authorize: { requests: oidcAuthRequests, redirectUris: () => oidcSettings.redirectUris, configTypes: () => graph.snapshot().configTypes },
+      login: createOidcLogin({
+        requests: oidcAuthRequests,
+        authMethods,
+        gate: authGate,
+        identities,
+        clock,
+        extJwtSecondary,
+        mfa: mfaFlows,
+        signers: () => ca.snapshot(),
+        configTypes: () => graph.snapshot().configTypes,
+      }),
+      now: () => clock.now(),
+    }),
+  )
   oidcRoutes.push(
     ...oidcTokenRoutes({
       grants: createOidcGrants({
@@ -581,6 +604,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       await metricsServer?.stop(true)
       await integrity.idle()
       clearInterval(enforcer)
+      oidcAuthRequests.stop()
       policyResolver.stop()
       postureData.stop()
       identityTraces.stop()

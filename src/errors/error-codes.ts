@@ -76,6 +76,8 @@ export const API_ERRORS = {
   // the real controller answers 400; the seed's error table says 401 for a wrong MFA code (README differences)
   MFA_INVALID_TOKEN: { status: 401, message: 'An invalid token/code was provided' },
   MFA_NOT_ENROLLED: { status: 409, message: 'The current identity is not enrolled in MFA' },
+  /** Every failed TOTP of an OIDC login (oidc_auth/login.go checkTotp): the code has a space, as the real one's. */
+  'INVALID TOTP CODE': { status: 400, message: 'an invalid TOTP code was supplied' },
   INVALID_BACKING_TOKEN_TYPE: { status: 400, message: 'The token type of the API session does not support this operation' },
   UNSUPPORTED_MEDIA: { status: 415, message: 'No suitable accept media types were detected, supports: application/json' },
 } as const satisfies Record<string, { status: number; message: string }>

@@ -1,6 +1,7 @@
 /**
  * Opening an API session after any primary method: the one place that applies the identity's authentication policy
- * and decides the session's second factors. TOTP and ext-jwt secondaries change this flow and nothing else.
+ * and decides the session's second factors (`admitPrimaryLogin`, which the OIDC login shares). TOTP and ext-jwt
+ * secondaries change this flow and nothing else.
  * - a disabled identity fails every method: 401 INVALID_AUTH (same answer as a wrong credential)
  * - a primary method the identity's policy does not allow: 401 INVALID_AUTH
  * - `isMfaRequired` is true when the identity has a verified TOTP; `isMfaComplete` starts false
@@ -24,7 +25,7 @@ import type { IdentityActor } from '../../actors/identity/identity-actor.ts'
 import type { SessionRegistryActor } from '../../actors/session-registry/session-registry-actor.ts'
 import type { ChangeContext } from '../../actors/runtime/actor-runtime.ts'
 import type { AuthInput, AuthMethod, AuthPeer, PrimaryAuth } from './auth-method.ts'
-import type { ExtJwtSecondary } from './auth-ext-jwt.ts'
+import type { ExtJwtSecondary, OwedExtJwt } from './auth-ext-jwt.ts'
 
 /** An outstanding authentication step of a session. @see edge-api client.yml authQueryDetail */
 export interface AuthQuery {
@@ -84,6 +85,11 @@ export function decidePrimaryAllowed(policy: AuthPolicyRules, kind: AuthMethod['
   if (!policy.primary[kind].allowed) throw ApiError.invalidAuth()
 }
 
+/** Whether a login must give a TOTP code: the identity has a verified TOTP, or its policy requires one. */
+export function decideTotpRequired(policy: AuthPolicyRules, enrolled: EnrolledFactors): boolean {
+  return enrolled.totp || policy.secondary.requireTotp
+}
+
 /** The second-factor state of a session, from the policy, what the identity has enrolled and what it has completed. */
 export function decideSessionFactors(
   policy: AuthPolicyRules,
@@ -91,7 +97,7 @@ export function decideSessionFactors(
   completed: { totp: boolean },
   extJwtOwed: AuthQuery | null = null,
 ): SessionFactors {
-  const owesTotp = (enrolled.totp || policy.secondary.requireTotp) && !completed.totp
+  const owesTotp = decideTotpRequired(policy, enrolled) && !completed.totp
   return {
     isMfaRequired: enrolled.totp,
     isMfaComplete: completed.totp,
@@ -112,12 +118,72 @@ export function pendingAuthQueries(
   return decideSessionFactors(authPolicyOf(identity, policies), { totp: session.isMfaRequired }, { totp: session.isMfaComplete }, extJwtOwed).authQueries
 }
 
-export interface ApiSessionFlowDeps {
+/** What admitting a primary login needs. */
+export interface AdmitLoginDeps {
   identities: IdentityActor
-  sessions: SessionRegistryActor
   clock: Clock
   /** The ext-jwt second factor (absent: none is ever required). */
   extJwtSecondary?: ExtJwtSecondary
+}
+
+export interface ApiSessionFlowDeps extends AdmitLoginDeps {
+  sessions: SessionRegistryActor
+}
+
+/** A primary login the identity's state and policy admit, and the second factors it owes. */
+export interface AdmittedLogin {
+  identity: Identity
+  policy: AuthPolicyRules
+  enrolled: EnrolledFactors
+  /** The factors as a fresh session holds them (nothing completed yet). */
+  factors: SessionFactors
+  /** The identity must give a TOTP code (`decideTotpRequired`). */
+  totpRequired: boolean
+  /** The ext-jwt signer the policy requires as a second factor, or null. */
+  requiredExtJwtSigner: string | null
+  /** What the login request still owes that signer: null when none is required or its token came with the request. */
+  extJwtOwed: OwedExtJwt | null
+}
+
+/**
+ * The one admission of a primary login, whatever opens the session afterwards (`openApiSession`, an OIDC login):
+ * the identity must not be disabled and its policy must allow the method; the second factors are decided from the
+ * policy, the identity's enrolled TOTP and the request's Authorization header (the ext-jwt second factor).
+ * @throws ApiError 401 INVALID_AUTH for a disabled identity or a method its policy does not allow
+ */
+export async function admitPrimaryLogin(
+  deps: AdmitLoginDeps,
+  method: Pick<AuthMethod, 'kind'>,
+  primary: PrimaryAuth,
+  authorization: string | null,
+): Promise<AdmittedLogin> {
+  const { identity } = primary
+  if (isDisabled(identity, deps.clock.now())) throw ApiError.invalidAuth()
+  const policy = authPolicyOf(identity, deps.identities.snapshot())
+  decidePrimaryAllowed(policy, method.kind)
+  const extJwtOwed = (await deps.extJwtSecondary?.owed(identity, authorization)) ?? null
+  const enrolled = enrolledFactorsOf(identity, deps.identities.snapshot())
+  return {
+    identity,
+    policy,
+    enrolled,
+    factors: decideSessionFactors(policy, enrolled, { totp: false }, extJwtOwed?.query ?? null),
+    totpRequired: decideTotpRequired(policy, enrolled),
+    requiredExtJwtSigner: policy.secondary.requireExtJwtSigner,
+    extJwtOwed,
+  }
+}
+
+/** Records the envInfo/sdkInfo a login gave on its identity, when they differ from what it has. */
+export async function recordClientInfo(
+  deps: Pick<AdmitLoginDeps, 'identities'>,
+  identity: Identity,
+  input: Pick<AuthInput, 'envInfo' | 'sdkInfo'>,
+  change: ChangeContext,
+): Promise<void> {
+  if (hasNews(identity.envInfo, input.envInfo) || hasNews(identity.sdkInfo, input.sdkInfo)) {
+    await deps.identities.ask({ type: 'identity.recordClientInfo', id: identity.id, envInfo: input.envInfo, sdkInfo: input.sdkInfo, change })
+  }
 }
 
 export interface OpenedApiSession {
@@ -139,12 +205,7 @@ export async function openApiSession(
   peer: AuthPeer,
   change: ChangeContext,
 ): Promise<OpenedApiSession> {
-  const { identity } = primary
-  if (isDisabled(identity, deps.clock.now())) throw ApiError.invalidAuth()
-  const policy = authPolicyOf(identity, deps.identities.snapshot())
-  decidePrimaryAllowed(policy, method.kind)
-  const extJwtOwed = (await deps.extJwtSecondary?.owed(identity, input.header?.('authorization') ?? null)) ?? null
-  const factors = decideSessionFactors(policy, enrolledFactorsOf(identity, deps.identities.snapshot()), { totp: false }, extJwtOwed?.query ?? null)
+  const { identity, factors } = await admitPrimaryLogin(deps, method, primary, input.header?.('authorization') ?? null)
 
   const token = newUuid()
   const by: ChangeContext = { ...change, author: identity.id }
@@ -163,9 +224,7 @@ export async function openApiSession(
     },
     change: by,
   })
-  if (hasNews(identity.envInfo, input.envInfo) || hasNews(identity.sdkInfo, input.sdkInfo)) {
-    await deps.identities.ask({ type: 'identity.recordClientInfo', id: identity.id, envInfo: input.envInfo, sdkInfo: input.sdkInfo, change: by })
-  }
+  await recordClientInfo(deps, identity, input, by)
   return { session, token, authQueries: factors.authQueries }
 }
 

@@ -64,7 +64,17 @@ export interface MfaFlows {
   /** The provisioning URL of a Started record; 404 when there is none or it is Verified. */
   provisioningUrlOf(identity: Identity): string
   verify(caller: MfaCaller, code: string | undefined, change: ChangeContext): Promise<void>
+  /**
+   * `verify` without a session to mark (an OIDC login, whose state is its auth request): completes the identity's
+   * Started record with a TOTP code.
+   */
+  verifyEnrollment(identity: Identity, code: string | undefined, change: ChangeContext): Promise<void>
   authenticate(caller: MfaCaller, code: string | undefined, change: ChangeContext): Promise<void>
+  /**
+   * `authenticate` without a session to mark (an OIDC login): a TOTP or unused recovery code of the identity's
+   * Verified record, with the same refusals and lockout counting.
+   */
+  acceptCode(identity: Identity, code: string | undefined, change: ChangeContext): Promise<void>
   remove(identity: Identity, code: string | undefined, change: ChangeContext): Promise<void>
   removeByAdmin(identityId: string, change: ChangeContext): Promise<void>
   /** After a TOTP code: the unused recovery codes (none on a record holding only legacy hashes). */
@@ -119,6 +129,24 @@ export function createMfaFlows(deps: MfaFlowDeps): MfaFlows {
     await recordSuccess(deps, identity.id, change)
   }
 
+  const verifyEnrollment = async (identity: Identity, code: string | undefined, change: ChangeContext): Promise<void> => {
+    const mfa = recordOf(identity)
+    if (mfa.isVerified) throw ApiError.notFound()
+    const proof = await proofOf(mfa, code, false)
+    if (proof?.kind !== 'totp') return refuseMfaCode(deps, identity, change)
+    const result = await deps.identities.ask({ type: 'mfa.verify', identityId: identity.id, mfaId: mfa.id, step: proof.step, change })
+    await settle(result, identity, change)
+  }
+
+  const acceptCode = async (identity: Identity, code: string | undefined, change: ChangeContext): Promise<void> => {
+    const mfa = deps.identities.snapshot().mfaOf(identity.id)
+    if (!mfa?.isVerified) throw new ApiError('MFA_NOT_ENROLLED')
+    const proof = await proofOf(mfa, code, true)
+    if (!proof) return refuseMfaCode(deps, identity, change)
+    const result = await deps.identities.ask({ type: 'mfa.accept', identityId: identity.id, mfaId: mfa.id, proof, allowRecovery: true, change })
+    await settle(result, identity, change)
+  }
+
   return {
     async enroll(identity, change) {
       // before any work: the common refusal needs no secret
@@ -142,24 +170,18 @@ export function createMfaFlows(deps: MfaFlowDeps): MfaFlows {
     },
 
     async verify(caller, code, change) {
-      const mfa = recordOf(caller.identity)
-      if (mfa.isVerified) throw ApiError.notFound()
-      const proof = await proofOf(mfa, code, false)
-      if (proof?.kind !== 'totp') return refuseMfaCode(deps, caller.identity, change)
-      const result = await deps.identities.ask({ type: 'mfa.verify', identityId: caller.identity.id, mfaId: mfa.id, step: proof.step, change })
-      await settle(result, caller.identity, change)
+      await verifyEnrollment(caller.identity, code, change)
       await deps.sessions.ask({ type: 'apiSession.completeMfa', id: caller.session.id, change })
     },
 
+    verifyEnrollment,
+
     async authenticate(caller, code, change) {
-      const mfa = deps.identities.snapshot().mfaOf(caller.identity.id)
-      if (!mfa?.isVerified) throw new ApiError('MFA_NOT_ENROLLED')
-      const proof = await proofOf(mfa, code, true)
-      if (!proof) return refuseMfaCode(deps, caller.identity, change)
-      const result = await deps.identities.ask({ type: 'mfa.accept', identityId: caller.identity.id, mfaId: mfa.id, proof, allowRecovery: true, change })
-      await settle(result, caller.identity, change)
+      await acceptCode(caller.identity, code, change)
       await deps.sessions.ask({ type: 'apiSession.completeMfa', id: caller.session.id, change })
     },
+
+    acceptCode,
 
     async remove(identity, code, change) {
       const mfa = recordOf(identity)

@@ -111,6 +111,11 @@ export interface AuthRequest extends AuthorizeParams {
   }
   /** Authentication methods done: `cert`, `password` or `ext-jwt`, then `totp`, `ejs:<signerId>`. */
   readonly amr: Set<string>
+  /**
+   * The second factors the primary login found owed (`totp`, `ejs:<signerId>`): a code is issued only once `amr`
+   * holds them all. Empty until a primary login.
+   */
+  requiredAmr: readonly string[]
 }
 
 /** A sign-in whose code was redeemed: everything the token endpoint needs to mint the first tokens. */
