@@ -137,14 +137,6 @@ describe('a certificate sign-in, then the edge APIs with the bearer token', () =
     expect(reused.json.error).toBe('invalid_grant')
   })
 
-  it('an expired access token is 401 with the Bearer "expired" challenge', async () => {
-    const tokens = await sdk.certLogin()
-    srv.clock.advance(31 * 60_000)
-    const res = await sdk.api(tokens.access_token, 'client').get('/current-identity')
-    expectError(res, 401, 'UNAUTHORIZED')
-    expect(res.headers.get('www-authenticate')).toContain('Bearer realm="openziti-oidc" error="expired"')
-  })
-
   it('a token bound to one certificate is refused with another (z_cfs)', async () => {
     const tokens = await sdk.certLogin()
     const other = await enrollNewIdentity(srv, 'oidc-other', 'ec-p256')
@@ -220,6 +212,18 @@ describe('a certificate sign-in, then the edge APIs with the bearer token', () =
     const client = await sdk.call('POST', '/oidc/oauth/token', { body: 'grant_type=refresh_token&client_id=nobody', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
     expect(client.json.error).toBe('invalid_client')
   })
+})
+
+describe('expiry', () => {
+  it('an expired access token is 401 with the Bearer "expired" challenge', async () => {
+    const tokens = await sdk.certLogin()
+    // (last in the file: the clock moves past every session of the test server)
+    srv.clock.advance(31 * 60_000)
+    const res = await sdk.api(tokens.access_token, 'client').get('/current-identity')
+    expectError(res, 401, 'UNAUTHORIZED')
+    expect(res.headers.get('www-authenticate')).toContain('Bearer realm="openziti-oidc" error="expired"')
+  })
+
 })
 
 describe('OIDC turned off', () => {

@@ -68,6 +68,14 @@ export interface OidcGrants {
   endSession(idTokenHint: string | undefined, change: ChangeContext): Promise<void>
 }
 
+/**
+ * A PEM as a form carried it. A client whose form encoder leaves `+` unescaped (the C SDK's tlsuv) has its base64
+ * `+` read back as spaces; a PEM body holds no spaces, so they are turned back.
+ */
+export function pemFromForm(text: string): string {
+  return text.replace(/(-----BEGIN [^-]+-----)([\s\S]*?)(-----END [^-]+-----)/g, (_m, begin: string, body: string, end: string) => `${begin}${body.replace(/ /g, '+')}${end}`)
+}
+
 /** base64url(SHA-256(verifier)), RFC 7636 §4.6. */
 function s256(verifier: string): string {
   return createHash('sha256').update(verifier).digest('base64url')
@@ -91,7 +99,7 @@ export function createOidcGrants(deps: OidcGrantDeps): OidcGrants {
     if (!csrPem) return { basis }
     let cert: { certPem: string; fingerprint: string }
     try {
-      cert = await deps.sessionCerts.issue(basis.identityId, csrPem)
+      cert = await deps.sessionCerts.issue(basis.identityId, pemFromForm(csrPem))
     } catch {
       throw new OAuthError('invalid_request', 'the CSR could not be processed')
     }
