@@ -30,3 +30,6 @@ export const DetailMfaRecoveryCodes = Type.Object({
 
 /** What regenerating recovery codes answers: the new codes (the seed; the real controller answers an empty object). */
 export const NewMfaRecoveryCodes = Type.Object({ recoveryCodes: Type.Array(Type.String()) })
+
+/** @see edge-api client.yml totpToken */
+export const TotpTokenDetail = Type.Object({ token: Type.String(), issuedAt: Type.String({ format: 'date-time' }) })

@@ -421,7 +421,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...versionRoutes(version, () => routes),
     ...authenticateRoutes({ identities, sessions, clock, timeoutMs, authMethods, extJwtSecondary, gate: authGate }),
     ...currentIdentityRoutes({ identities, sessions, clock, certExtension }),
-    ...mfaRoutes({ mfa: mfaFlows }),
+    ...mfaRoutes({ mfa: mfaFlows, totpToken: (claims) => oidcTokens.totpToken(claims, baseUrl) }),
     ...identityRoutes({ identities, sessions, clock, startedAt, enrollments, caName: (id) => ca.snapshot().cas.get(id)?.name }),
     ...identityDisableRoutes({ identities, sessions }),
     ...identityTraceRoutes({ identities, traces: identityTraces.registry, clock }),

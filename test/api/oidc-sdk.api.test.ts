@@ -8,6 +8,7 @@ import { parseCertificatesPem } from '../../src/pki/pki-certs.ts'
 import { expectError, expectStatus, startTestServer, ADMIN, type TestServer } from '../support/harness.ts'
 import { enrollNewIdentity, type EnrolledIdentity } from '../support/enroll.ts'
 import { makeCsrPem } from '../support/pki.ts'
+import { Secret, TOTP } from 'otpauth'
 import { decodeJwtHeader, decodeJwtPayload, oidcSdk, type OidcSdk } from '../support/oidc-sdk.ts'
 
 let srv: TestServer
@@ -203,6 +204,22 @@ describe('a certificate sign-in, then the edge APIs with the bearer token', () =
       tls: { cert: tokens.json.session_cert, key: await exportPrivateKeyPem(keys.privateKey) },
     })
     expectStatus(res, 200)
+  })
+
+  it('a bearer session enrolls TOTP and gets a TOTP token (z_t "t"); a zt-session gets none', async () => {
+    const dev = await enrollNewIdentity(srv, 'oidc-totp-token', 'ec-p256')
+    const devSdk = oidcSdk(srv, dev)
+    const api = devSdk.api((await devSdk.certLogin()).access_token, 'client')
+    expectStatus(await api.post('/current-identity/mfa', {}), 201)
+    const url = new URL((await api.get('/current-identity/mfa')).body.data.provisioningUrl)
+    const code = (offset: number) => TOTP.generate({ secret: Secret.fromBase32(url.searchParams.get('secret')!), timestamp: srv.clock.now() + offset })
+    expectStatus(await api.post('/current-identity/mfa/verify', { code: code(0) }), 200)
+    const token = await api.post('/current-api-session/totp-token', { code: code(30_000) })
+    expectStatus(token, 200)
+    const claims = decodeJwtPayload(token.body.data.token)
+    expect(claims).toMatchObject({ z_t: 't', sub: dev.id, z_asid: (await api.get('/current-api-session')).body.data.id })
+    // a zt-session (the admin's: no TOTP owed) is refused before any code is read
+    expectError(await srv.mgmt.post('/current-api-session/totp-token', { code: '123456' }), 400, 'INVALID_BACKING_TOKEN_TYPE')
   })
 
   it('token endpoint refusals are OAuth errors', async () => {

@@ -50,10 +50,11 @@ export interface MfaFlowDeps {
   issuer: string
 }
 
-/** Who is asking: the caller's identity and API session. */
+/** Who is asking: the caller's identity and API session (set `bearer` for the unstored session of an OIDC sign-in). */
 export interface MfaCaller {
   identity: Identity
   session: ApiSession
+  bearer?: unknown
 }
 
 export interface MfaFlows {
@@ -171,14 +172,15 @@ export function createMfaFlows(deps: MfaFlowDeps): MfaFlows {
 
     async verify(caller, code, change) {
       await verifyEnrollment(caller.identity, code, change)
-      await deps.sessions.ask({ type: 'apiSession.completeMfa', id: caller.session.id, change })
+      // an OIDC session is stored nowhere: its tokens say what was completed at sign-in
+      if (!caller.bearer) await deps.sessions.ask({ type: 'apiSession.completeMfa', id: caller.session.id, change })
     },
 
     verifyEnrollment,
 
     async authenticate(caller, code, change) {
       await acceptCode(caller.identity, code, change)
-      await deps.sessions.ask({ type: 'apiSession.completeMfa', id: caller.session.id, change })
+      if (!caller.bearer) await deps.sessions.ask({ type: 'apiSession.completeMfa', id: caller.session.id, change })
     },
 
     acceptCode,

@@ -80,6 +80,8 @@ export interface OidcTokens {
   kidOf(token: string): string | undefined
   /** The payload of any token this controller signed (an ID token too), expired or not; undefined otherwise. */
   signedPayload(token: string): Promise<Record<string, unknown> | undefined>
+  /** The TOTP token of an access token's session (`z_t:"t"`): proof that a TOTP code was given at `issuedAt` (ms). */
+  totpToken(claims: TokenClaims, issuer: string): Promise<{ token: string; issuedAt: number }>
 }
 
 /** The basis of the first tokens of a completed sign-in. */
@@ -244,6 +246,12 @@ export function createOidcTokens(deps: OidcTokenDeps, keys: TokenKeys): OidcToke
     },
 
     kidOf,
+
+    async totpToken(claims, issuer) {
+      const issuedAt = deps.clock.now()
+      const token = await sign({ z_asid: claims.apiSessionId, z_t: 't', sub: claims.identityId, iss: issuer, iat: Math.floor(issuedAt / 1000), aud: [claims.clientId] })
+      return { token, issuedAt }
+    },
 
     async signedPayload(token) {
       const key = keyOf(token)

@@ -4,7 +4,8 @@
  * 'partial' (controller-behaviour.md §4): authenticate/mfa, reading and starting the enrollment, verify, the QR code.
  * Everything is decided in flows/authenticate/auth-mfa.ts.
  */
-import { DetailMfa, DetailMfaRecoveryCodes, MfaCode, NewMfaRecoveryCodes, OptionalMfaCode } from '../../../../schemas/mfa.ts'
+import { DetailMfa, DetailMfaRecoveryCodes, MfaCode, NewMfaRecoveryCodes, OptionalMfaCode, TotpTokenDetail } from '../../../../schemas/mfa.ts'
+import type { TokenClaims } from '../../../flows/oidc/oidc-tokens.ts'
 import type { MfaFlows } from '../../../flows/authenticate/auth-mfa.ts'
 import { ApiError } from '../../../errors/api-error.ts'
 import { json, ok, okEmpty } from '../../http-envelope.ts'
@@ -23,7 +24,11 @@ function codeOf(ctx: RouteCtx<{ code?: string }, unknown>): string | undefined {
 /** The QR code's size, quiet zone (4 modules) and error correction, as the real controller draws it. */
 const QR_OPTIONS = { type: 'png', width: 256, margin: 4, errorCorrectionLevel: 'M' } as const
 
-export function mfaRoutes(deps: { mfa: MfaFlows }): RouteDef[] {
+export function mfaRoutes(deps: {
+  mfa: MfaFlows
+  /** Signs the TOTP token of an OIDC session (`z_t:"t"`). */
+  totpToken: (claims: TokenClaims, request: Request) => Promise<{ token: string; issuedAt: number }>
+}): RouteDef[] {
   const apis = ['client', 'management'] as const
   const tag = 'MFA'
   return [
@@ -96,11 +101,14 @@ export function mfaRoutes(deps: { mfa: MfaFlows }): RouteDef[] {
     }),
     route({
       method: 'POST', path: '/current-api-session/totp-token', apis, access: 'session', tag: 'Current API Session',
-      summary: 'A TOTP token for posture responses: only for OIDC (JWT) sessions, so every zt-session is refused',
-      body: MfaCode,
-      // the real controller issues these only to JWT-backed sessions; edgeplane issues zt-session tokens only
-      handle: () => {
-        throw new ApiError('INVALID_BACKING_TOKEN_TYPE')
+      summary: 'A TOTP token (a JWT of the API session, after a TOTP or recovery code): only for OIDC (bearer) sessions',
+      body: MfaCode, response: TotpTokenDetail,
+      handle: async (ctx) => {
+        // the real controller issues these only to JWT-backed sessions: a zt-session is refused
+        if (!ctx.auth.bearer) throw new ApiError('INVALID_BACKING_TOKEN_TYPE')
+        await deps.mfa.acceptCode(ctx.auth.identity, ctx.body.code, changeOf(ctx))
+        const { token, issuedAt } = await deps.totpToken(ctx.auth.bearer.claims, ctx.request)
+        return ok({ token, issuedAt: new Date(issuedAt).toISOString() })
       },
     }),
     route({
