@@ -75,7 +75,9 @@ describe('aliases, headers and CORS', () => {
       const res = await srv.raw.get(p)
       expectStatus(res, 200)
       expect(res.body.data.version).toBe('0.1.0')
-      expect(res.body.data.capabilities).not.toContain('OIDC_AUTH')
+      // OIDC is served (test/api/oidc-sdk.api.test.ts has the setting that turns it off)
+      expect(res.body.data.capabilities).toEqual(['OIDC_AUTH'])
+      expect(res.body.data.apiVersions['edge-oidc'].v1.path).toBe('/oidc')
       expect(res.body.data.apiVersions['edge-management'].v1.path).toBe('/edge/management/v1')
       expect(res.body.data.apiVersions.edge.v1.apiBaseUrls[0]).toBe(`${srv.url}/edge/client/v1`)
     }

@@ -18,17 +18,17 @@ export interface OidcTokenRouteDeps {
   settings: Pick<OidcSettings, 'postLogoutUris'>
 }
 
-/** The discovery document of `issuer` (zitadel's standard set, plus ziti's `openziti_endpoints`). */
+/**
+ * The discovery document of `issuer` (zitadel's standard set, plus ziti's `openziti_endpoints`), less the endpoints
+ * edgeplane does not serve (userinfo, introspection, device authorization: no SDK uses them; a README difference).
+ */
 export function discoveryDocument(issuer: string, alg: string) {
   return {
     issuer,
     authorization_endpoint: `${issuer}/authorize`,
     token_endpoint: `${issuer}/oauth/token`,
-    introspection_endpoint: `${issuer}/oauth/introspect`,
-    userinfo_endpoint: `${issuer}/userinfo`,
     revocation_endpoint: `${issuer}/revoke`,
     end_session_endpoint: `${issuer}/end_session`,
-    device_authorization_endpoint: `${issuer}/device_authorization`,
     jwks_uri: `${issuer}/keys`,
     scopes_supported: [...OIDC_SCOPES],
     response_types_supported: ['code'],
@@ -39,7 +39,6 @@ export function discoveryDocument(issuer: string, alg: string) {
     token_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt'],
     token_endpoint_auth_signing_alg_values_supported: [alg],
     revocation_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt'],
-    introspection_endpoint_auth_methods_supported: ['none'],
     claims_supported: ['sub', 'aud', 'exp', 'iat', 'iss', 'auth_time', 'nonce', 'amr', 'azp', 'at_hash', 'c_hash', 'name', 'client_id'],
     code_challenge_methods_supported: ['S256'],
     ui_locales_supported: ['en'],
