@@ -315,6 +315,19 @@ describe('password login', () => {
     expectToCallback(await oidcCall(srv, '/login/password', { method: 'POST', json: { id: a.id, username: u.username, password: u.password } }), a.id)
   })
 
+  it('passes the failed-login throttle of POST /authenticate: a guessed username is refused with a bare 429 and Retry-After', async () => {
+    const u = await passwordUser()
+    const a = await sdkAuthorize(srv)
+    const attempt = (password: string) => oidcCall(srv, '/login/password', { method: 'POST', json: { id: a.id, username: u.username, password } })
+    let res: OidcAnswer | undefined
+    for (let i = 0; i < 10; i++) {
+      res = await attempt(`wrong-pass-${i}`)
+      if (res.status !== 401) break
+    }
+    expectBare(res!, 429, 'SERVER_TOO_MANY_REQUESTS')
+    expect(Number(res!.headers.get('retry-after'))).toBeGreaterThan(0)
+  })
+
   it('answers a missing password with a bare 400 COULD_NOT_VALIDATE', async () => {
     const a = await sdkAuthorize(srv)
     expectBare(await oidcCall(srv, '/login/password', { method: 'POST', json: { id: a.id, username: 'x' } }), 400, 'COULD_NOT_VALIDATE')
