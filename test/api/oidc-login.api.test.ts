@@ -405,6 +405,30 @@ describe('TOTP at login', () => {
     await followToCode(srv, right)
   })
 
+  it('starts the factors again when another identity logs in on the same request', async () => {
+    const first = await passwordUser()
+    const second = await passwordUser()
+    const { secret } = await enrollTotp(first)
+    await enrollTotp(second)
+    const a = await sdkAuthorize(srv)
+    const loginAs = (u: { username: string; password: string }) =>
+      oidcCall(srv, '/login/password', { method: 'POST', json: { id: a.id, username: u.username, password: u.password } })
+    expect((await loginAs(first)).status).toBe(200)
+    expectToCallback(await oidcCall(srv, '/login/totp', { method: 'POST', form: { id: a.id, code: totp(secret) } }), a.id)
+    // the first identity's TOTP is not the second's
+    const again = await loginAs(second)
+    expect(again.status).toBe(200)
+    expect(again.headers.get('totp-required')).toBe('true')
+    expect(redirectedError(await oidcCall(srv, '/authorize/callback', { query: { id: a.id } })).get('error')).toBe('interaction_required')
+    // the same identity logging in again keeps what it gave
+    const b = await sdkAuthorize(srv)
+    const loginB = () => oidcCall(srv, '/login/password', { method: 'POST', json: { id: b.id, username: first.username, password: first.password } })
+    expect((await loginB()).status).toBe(200)
+    srv.clock.advance(STEP_MS)
+    expectToCallback(await oidcCall(srv, '/login/totp', { method: 'POST', form: { id: b.id, code: totp(secret) } }), b.id)
+    expectToCallback(await loginB(), b.id)
+  })
+
   it('accepts a recovery code, as JSON', async () => {
     const u = await passwordUser()
     const { recoveryCodes } = await enrollTotp(u)
