@@ -12,6 +12,8 @@
  * - recovery codes (Verified only, else 404): reading needs a TOTP code and answers the unused ones (none on a record
  *   verified before schema 4, which holds only hashes of its codes until they are regenerated); regenerating takes a
  *   TOTP or recovery code, replaces all 20 (legacy hashes too) and answers the new ones
+ * - an OIDC login has no stored session: `verifyEnrollment` and `acceptCode` are verify and authenticate/mfa without
+ *   the session step (flows/oidc/oidc-login.ts records the factor on its auth request)
  * - every wrong, missing, stale or replayed code is refused by `refuseMfaCode`: 401 MFA_INVALID_TOKEN, counted toward
  *   the lockout of the identity's authentication policy (auth-lockout.ts); an accepted code starts the count again
  * Failure story: codes are checked and recovery codes hashed before the identity actor is asked; the actor decides

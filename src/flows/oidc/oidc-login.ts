@@ -153,10 +153,11 @@ export function createOidcLogin(deps: OidcLoginDeps): OidcLogin {
         const primary = await method.authenticate(input, peer)
         return { primary, admitted: await admitPrimaryLogin(deps, method, primary, input.header('authorization')) }
       })
+      const { identity } = admitted
+      await recordClientInfo(deps, identity, input, changeBy(identity.id))
       // read again after the awaits: the request may have expired meanwhile
       const request = live(id)
       if (!request) throw ApiError.unauthorized()
-      const { identity } = admitted
       if (request.primary && request.primary.identityId !== identity.id) request.amr.clear()
       const leaf = peer.certChainDer[0]
       request.primary = {
@@ -178,7 +179,6 @@ export function createOidcLogin(deps: OidcLoginDeps): OidcLogin {
       if (input.configTypes?.length) {
         request.configTypeIds = [...new Set([...request.configTypeIds, ...configTypeIdsOf(input.configTypes, deps.configTypes())])]
       }
-      await recordClientInfo(deps, identity, input, changeBy(identity.id))
       return stepOf(request)
     },
 

@@ -67,7 +67,8 @@ export function oidcLoginRoutes(deps: OidcLoginRouteDeps): OidcRoute[] {
         const q = call.url.searchParams
         const step = deps.login.authQueries(q.get('id') || q.get('authRequestID') || undefined)
         if (!step) return plain(API_ERRORS.INVALID_AUTH.status, API_ERRORS.INVALID_AUTH.message)
-        return stepAnswer(call, step)
+        // always the list (empty once nothing is owed), never the redirect
+        return queriesAnswer(step.done ? { authQueries: [], totpRequired: false } : step)
       },
     },
     {
@@ -154,7 +155,12 @@ function requestIdOf(call: OidcCall, params: OidcParams): string | undefined {
 /** Done: 302 to the callback on the issuer's host; else 200 with the auth queries still owed. */
 function stepAnswer(call: OidcCall, step: LoginStep): Response {
   if (step.done) return redirect(`${call.issuer}/authorize/callback?id=${encodeURIComponent(step.request.id)}`)
-  return json(200, { authQueries: step.authQueries }, step.totpRequired ? { 'totp-required': 'true' } : {})
+  return queriesAnswer(step)
+}
+
+/** 200 `{"authQueries":[...]}`, with `totp-required: true` when TOTP is among them. */
+function queriesAnswer(owed: { authQueries: readonly unknown[]; totpRequired: boolean }): Response {
+  return json(200, { authQueries: owed.authQueries }, owed.totpRequired ? { 'totp-required': 'true' } : {})
 }
 
 /** `uri` with the given query parameters appended (absent values left out), in the order given. */
