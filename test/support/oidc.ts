@@ -3,12 +3,14 @@
 // automatically (a test follows the path and query of each Location itself, on the controller's host, as the SDK
 // does). The `/oidc` answers are not edge-API answers: the spec check of the harness's clients does not apply to
 // them, so these requests go through fetch directly, over the same TLS (the test CA, an optional client certificate).
-import { createHash, randomBytes } from 'node:crypto'
+// The whole sign-in as one client (token endpoint and bearer calls included) is oidc-sdk.ts; this module is the
+// finer tool for the login half's tests (any request below /oidc, the authorize query with overrides).
+import { randomBytes } from 'node:crypto'
 import { expect } from 'bun:test'
 import type { TestServer } from './harness.ts'
+import { pkcePair, SDK_REDIRECT_URI } from './oidc-sdk.ts'
 
-/** The redirect URI the C SDK registers (a default pattern of the controller). */
-export const SDK_REDIRECT_URI = 'http://localhost:20314/auth/callback'
+export { pkcePair, SDK_REDIRECT_URI }
 
 export interface OidcAnswer {
   status: number
@@ -63,12 +65,6 @@ export async function oidcCall(srv: TestServer, path: string, r: OidcRequest = {
     parsed = undefined
   }
   return { status: res.status, headers: res.headers, text, body: parsed, location: res.headers.get('location') }
-}
-
-/** PKCE as the SDK makes it: a verifier of 40 random bytes, base64url (54 characters), and its S256 challenge. */
-export function pkcePair(): { verifier: string; challenge: string } {
-  const verifier = randomBytes(40).toString('base64url')
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') }
 }
 
 /** The SDK's authorize parameters (state: 30 random bytes, base64url), with `over` applied (undefined removes one). */

@@ -7,6 +7,7 @@ import type { ChangeContext } from '../../actors/runtime/actor-runtime.ts'
 import { exportJWK } from 'jose'
 import { OAuthError, TOKEN_EXCHANGE_GRANT, type OidcGrants } from '../../flows/oidc/oidc-grants.ts'
 import type { TokenKeys } from '../../flows/oidc/oidc-tokens.ts'
+import { redirectUriMatches } from '../../flows/oidc/oidc-authorize.ts'
 import { OIDC_SCOPES, type OidcSettings } from '../../flows/oidc/oidc-types.ts'
 import { json, oauthError, plain, readParams, redirect, type OidcCall, type OidcRoute } from './oidc-app.ts'
 
@@ -78,11 +79,6 @@ async function oauth(fn: () => Promise<Response>): Promise<Response> {
   }
 }
 
-/** Whether `uri` matches one of the glob `patterns` (`*` is any run of characters). */
-export function matchesUriPattern(uri: string, patterns: readonly string[]): boolean {
-  return patterns.some((p) => new RegExp(`^${p.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\/]/g, '\\$&')).join('.*')}$`).test(uri))
-}
-
 export function oidcTokenRoutes(deps: OidcTokenRouteDeps): OidcRoute[] {
   return [
     {
@@ -138,7 +134,7 @@ export function oidcTokenRoutes(deps: OidcTokenRouteDeps): OidcRoute[] {
               throw new OAuthError('invalid_request', 'the body must be a form (application/x-www-form-urlencoded)')
             })
             const target = params.get('post_logout_redirect_uri')
-            if (target !== undefined && !matchesUriPattern(target, deps.settings.postLogoutUris)) {
+            if (target !== undefined && !deps.settings.postLogoutUris.some((pattern) => redirectUriMatches(pattern, target))) {
               throw new OAuthError('invalid_request', 'post_logout_redirect_uri is not an allowed logout URI')
             }
             await deps.grants.endSession(params.get('id_token_hint'), changeOf(call))
