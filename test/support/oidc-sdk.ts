@@ -36,6 +36,18 @@ export interface OidcAnswer {
   json: any
 }
 
+/** An answer's status, headers, text and (when it parses) JSON. */
+export async function answerOf(res: Response): Promise<OidcAnswer> {
+  const text = await res.text()
+  let json: any
+  try {
+    json = text ? JSON.parse(text) : undefined
+  } catch {
+    json = undefined
+  }
+  return { status: res.status, headers: res.headers, text, json }
+}
+
 /** tlsuv's form encoder: escapes control characters, space and /:"<>%{}|\^` only (not & = + ? #). */
 export function tlsuvEncode(value: string): string {
   let out = ''
@@ -101,14 +113,7 @@ export function oidcSdk(srv: OidcTarget, tls: SdkTls = {}): OidcSdk {
       keepalive: false,
       tls: { ...(srv.caPem ? { ca: srv.caPem } : { rejectUnauthorized: false }), ...useTls },
     } as RequestInit)
-    const text = await res.text()
-    let json: any
-    try {
-      json = text ? JSON.parse(text) : undefined
-    } catch {
-      json = undefined
-    }
-    return { status: res.status, headers: res.headers, text, json }
+    return answerOf(res)
   }
   const provider = async () => {
     const v = await call('GET', '/version')

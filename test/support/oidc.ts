@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto'
 import { expect } from 'bun:test'
 import type { TestServer } from './harness.ts'
-import { pkcePair, SDK_REDIRECT_URI } from './oidc-sdk.ts'
+import { answerOf, pkcePair, SDK_REDIRECT_URI } from './oidc-sdk.ts'
 
 export { pkcePair, SDK_REDIRECT_URI }
 
@@ -57,14 +57,8 @@ export async function oidcCall(srv: TestServer, path: string, r: OidcRequest = {
     redirect: 'manual',
     tls: { ca: srv.caPem, ...(r.tls ?? {}) },
   } as RequestInit)
-  const text = await res.text()
-  let parsed: unknown
-  try {
-    parsed = text ? JSON.parse(text) : undefined
-  } catch {
-    parsed = undefined
-  }
-  return { status: res.status, headers: res.headers, text, body: parsed, location: res.headers.get('location') }
+  const { status, text, json } = await answerOf(res)
+  return { status, headers: res.headers, text, body: json, location: res.headers.get('location') }
 }
 
 /** The SDK's authorize parameters (state: 30 random bytes, base64url), with `over` applied (undefined removes one). */

@@ -9,7 +9,7 @@ import { OAuthError, TOKEN_EXCHANGE_GRANT, type OidcGrants } from '../../flows/o
 import type { TokenKeys } from '../../flows/oidc/oidc-tokens.ts'
 import { redirectUriMatches } from '../../flows/oidc/oidc-authorize.ts'
 import { OIDC_SCOPES, type OidcSettings } from '../../flows/oidc/oidc-types.ts'
-import { json, oauthError, plain, readParams, redirect, type OidcCall, type OidcRoute } from './oidc-app.ts'
+import { json, oauthError, plain, readParams, redirect, type OidcCall, type OidcParams, type OidcRoute } from './oidc-app.ts'
 
 export interface OidcTokenRouteDeps {
   grants: OidcGrants
@@ -69,6 +69,13 @@ function basicClientId(call: OidcCall): string | undefined {
 
 const changeOf = (call: OidcCall): ChangeContext => ({ author: 'oidc', source: 'rest', requestId: call.request.headers.get('x-request-id') ?? undefined })
 
+/** The parameters of an OAuth endpoint; a body that is neither a form nor JSON is invalid_request. */
+function oauthParams(call: OidcCall): Promise<OidcParams> {
+  return readParams(call).catch(() => {
+    throw new OAuthError('invalid_request', 'the body must be a form (application/x-www-form-urlencoded)')
+  })
+}
+
 /** Runs `fn`, rendering an OAuthError as its answer. */
 async function oauth(fn: () => Promise<Response>): Promise<Response> {
   try {
@@ -91,12 +98,7 @@ export function oidcTokenRoutes(deps: OidcTokenRouteDeps): OidcRoute[] {
       path: '/oauth/token',
       handle: (call) =>
         oauth(async () => {
-          let params
-          try {
-            params = await readParams(call)
-          } catch {
-            throw new OAuthError('invalid_request', 'the body must be a form (application/x-www-form-urlencoded)')
-          }
+          const params = await oauthParams(call)
           const tokens = await deps.grants.token(params, params.get('client_id') ?? basicClientId(call), call.issuer, changeOf(call))
           return json(200, tokens, { pragma: 'no-cache' })
         }),
@@ -115,9 +117,7 @@ export function oidcTokenRoutes(deps: OidcTokenRouteDeps): OidcRoute[] {
       path: '/revoke',
       handle: (call) =>
         oauth(async () => {
-          const params = await readParams(call).catch(() => {
-            throw new OAuthError('invalid_request', 'the body must be a form (application/x-www-form-urlencoded)')
-          })
+          const params = await oauthParams(call)
           const token = params.get('token')
           if (!token) throw new OAuthError('invalid_request', 'token is required')
           await deps.grants.revoke(token, changeOf(call))
@@ -130,9 +130,7 @@ export function oidcTokenRoutes(deps: OidcTokenRouteDeps): OidcRoute[] {
         path: '/end_session',
         handle: (call) =>
           oauth(async () => {
-            const params = await readParams(call).catch(() => {
-              throw new OAuthError('invalid_request', 'the body must be a form (application/x-www-form-urlencoded)')
-            })
+            const params = await oauthParams(call)
             const target = params.get('post_logout_redirect_uri')
             if (target !== undefined && !deps.settings.postLogoutUris.some((pattern) => redirectUriMatches(pattern, target))) {
               throw new OAuthError('invalid_request', 'post_logout_redirect_uri is not an allowed logout URI')
