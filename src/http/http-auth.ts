@@ -128,8 +128,10 @@ export function createSessionResolver(deps: {
   }
   type Resolved = AuthContext | { challenge: string }
   const withBearer = (req: Request): Resolved | Promise<Resolved> => {
-    const leaf = req.headers.has('authorization') ? peerOf(req).certChainDer[0] : undefined
-    const outcome = deps.bearer!.check(req.headers.get('authorization'), leaf)
+    const authorization = req.headers.get('authorization')
+    // the peer's certificate is read only for a request that carries a bearer (its z_cfs binding)
+    const leaf = authorization !== null ? peerOf(req).certChainDer[0] : undefined
+    const outcome = deps.bearer!.check(authorization, leaf)
     const settle = (o: Awaited<typeof outcome>): Resolved => {
       if ('failure' in o) return { challenge: o.failure === 'missing' ? WWW_MISSING_BOTH : WWW_BEARER[o.failure] }
       return bearerContext(o.token, o.claims) ?? { challenge: WWW_BEARER.invalid }
