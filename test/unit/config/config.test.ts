@@ -147,6 +147,18 @@ describe('operations settings (issue 12, part G)', () => {
     expect(() => resolveConfig({ config: file('u.yml', 'commandRateLimiter: {size: 5}\n') }, {})).toThrow(ConfigError)
   })
 
+  it('case=oidc from the file and EDGEPLANE_OIDC: durations parsed with a 1m minimum, patterns kept, the variable wins', () => {
+    const cfg = file('oidc.yml', 'oidc: {enabled: true, accessTokenDuration: 5m, refreshTokenDuration: 2h, redirectURIs: ["http://localhost:*/cb"]}\n')
+    const c = resolveConfig({ config: cfg }, {})
+    expect(c.oidc).toMatchObject({ enabled: true, accessTokenMs: 300_000, refreshTokenMs: 7_200_000, idTokenMs: undefined, redirectUris: ['http://localhost:*/cb'] })
+    expect(resolveConfig({ config: cfg }, { EDGEPLANE_OIDC: 'off' }).oidc.enabled).toBe(false)
+    expect(resolveConfig({}, {}).oidc.enabled).toBeUndefined()
+    expect(() => resolveConfig({}, { EDGEPLANE_OIDC: 'maybe' })).toThrow('EDGEPLANE_OIDC')
+    expect(() => resolveConfig({ config: file('o1.yml', 'oidc: {accessTokenDuration: 30s}\n') }, {})).toThrow('oidc.accessTokenDuration')
+    expect(() => resolveConfig({ config: file('o2.yml', 'oidc: {redirectURIs: []}\n') }, {})).toThrow(ConfigError)
+    expect(() => resolveConfig({ config: file('o3.yml', 'oidc: {issuer: x}\n') }, {})).toThrow(ConfigError)
+  })
+
   it('case=connection limits from the file: durations parsed, bounds checked, unset ones left to the defaults', () => {
     const cfg = file(
       'conn.yml',
