@@ -222,6 +222,51 @@ describe('a certificate sign-in, then the edge APIs with the bearer token', () =
     expectError(await srv.mgmt.post('/current-api-session/totp-token', { code: '123456' }), 400, 'INVALID_BACKING_TOKEN_TYPE')
   })
 
+  it('TOTP owed at sign-in: 200 with the TOTP query and totp-required, the code through login/totp, amr with totp', async () => {
+    const dev = await enrollNewIdentity(srv, 'oidc-totp-owed', 'ec-p256')
+    const legacy = await srv.raw.post('/edge/client/v1/authenticate?method=cert', {}, { tls: dev })
+    const api = srv.as(legacy.body.data.token, 'client')
+    expectStatus(await api.post('/current-identity/mfa', {}), 201)
+    const secret = new URL((await api.get('/current-identity/mfa')).body.data.provisioningUrl).searchParams.get('secret')!
+    const code = (offset: number) => TOTP.generate({ secret: Secret.fromBase32(secret), timestamp: srv.clock.now() + offset })
+    expectStatus(await api.post('/current-identity/mfa/verify', { code: code(0) }), 200)
+
+    const devSdk = oidcSdk(srv, dev)
+    const a = await devSdk.authorize()
+    const login = await devSdk.call('POST', `/oidc/login/cert?id=${a.id}`, { body: '{}', headers: { 'content-type': 'application/json' } })
+    expect(login.status).toBe(200)
+    expect(login.headers.get('totp-required')).toBe('true')
+    expect(login.json.authQueries).toEqual([expect.objectContaining({ typeId: 'TOTP', httpUrl: './oidc/login/totp', isTotpEnrolled: true })])
+    // the SDK posts the code as a form, then follows the redirect to the callback
+    const totp = await devSdk.call('POST', '/oidc/login/totp', { body: `id=${a.id}&code=${code(30_000)}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+    const tokens = await devSdk.exchange(await devSdk.followToCode(totp), a.verifier)
+    expect(tokens.status).toBe(200)
+    expect(decodeJwtPayload(tokens.json.access_token).amr).toEqual(['cert', 'totp'])
+    const session = await devSdk.api(tokens.json.access_token, 'client').get('/current-api-session')
+    expectStatus(session, 200)
+    expect(session.body.data).toMatchObject({ isMfaComplete: true, authQueries: [] })
+  })
+
+  it('end_session with the ID token as hint revokes the identity\'s tokens and redirects', async () => {
+    const dev = await enrollNewIdentity(srv, 'oidc-end-session', 'ec-p256')
+    const devSdk = oidcSdk(srv, dev)
+    srv.clock.advance(1_000)
+    const tokens = await devSdk.certLogin()
+    const out = await devSdk.call('GET', `/oidc/end_session?id_token_hint=${tokens.id_token}`)
+    expect(out.status).toBe(302)
+    expect(out.headers.get('location')).toBe('/oidc/logged-out')
+    expectError(await devSdk.api(tokens.access_token, 'client').get('/current-identity'), 401, 'UNAUTHORIZED')
+    // a forged hint (another identity's claims, no valid signature) ends nothing
+    const other = await sdk.certLogin()
+    const [h, , sig] = other.id_token!.split('.')
+    const forged = `${h}.${Buffer.from(JSON.stringify({ sub: me.id })).toString('base64url')}.${sig}`
+    expect((await sdk.call('GET', `/oidc/end_session?id_token_hint=${forged}`)).status).toBe(302)
+    expectStatus(await sdk.api(other.access_token, 'client').get('/current-identity'), 200)
+    // a sign-in after the revocation's second works again
+    srv.clock.advance(1_000)
+    expectStatus(await devSdk.api((await devSdk.certLogin()).access_token, 'client').get('/current-identity'), 200)
+  })
+
   it('token endpoint refusals are OAuth errors', async () => {
     const bad = await sdk.call('POST', '/oidc/oauth/token', { body: 'grant_type=password&client_id=openziti', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
     expect(bad.status).toBe(400)
