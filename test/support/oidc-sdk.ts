@@ -67,6 +67,22 @@ export function pkcePair(): { verifier: string; challenge: string } {
   return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') }
 }
 
+/** The SDK's authorize parameters (state: 30 random bytes, base64url), with `over` applied (undefined removes one). */
+export function sdkAuthorizeQuery(challenge: string, over: Record<string, string | string[] | undefined> = {}): Record<string, string | string[]> {
+  const q: Record<string, string | string[] | undefined> = {
+    client_id: 'openziti',
+    scope: 'openid offline_access',
+    response_type: 'code',
+    redirect_uri: SDK_REDIRECT_URI,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    state: randomBytes(30).toString('base64url'),
+    audience: 'openziti',
+    ...over,
+  }
+  return Object.fromEntries(Object.entries(q).filter((e): e is [string, string | string[]] => e[1] !== undefined))
+}
+
 export function decodeJwtPayload(token: string): Record<string, any> {
   return JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8'))
 }
@@ -134,18 +150,9 @@ export function oidcSdk(srv: OidcTarget, tls: SdkTls = {}): OidcSdk {
     async authorize(extra = {}) {
       const cfg = config ?? (await discovery())
       const { verifier, challenge } = pkcePair()
-      const state = randomBytes(30).toString('base64url')
-      const q = new URLSearchParams({
-        client_id: 'openziti',
-        scope: 'openid offline_access',
-        response_type: 'code',
-        redirect_uri: SDK_REDIRECT_URI,
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-        state,
-        audience: 'openziti',
-        ...extra,
-      })
+      const params = sdkAuthorizeQuery(challenge, extra)
+      const state = params.state as string
+      const q = new URLSearchParams(Object.entries(params).flatMap(([k, v]) => [v].flat().map((x): [string, string] => [k, x])))
       const res = await call('POST', `${cfg.authorization_endpoint}?${q}`)
       must(isRedirect(res.status), `authorize answered ${res.status}: ${res.text}`)
       const location = res.headers.get('location') ?? ''

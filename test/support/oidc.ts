@@ -5,12 +5,11 @@
 // them, so these requests go through fetch directly, over the same TLS (the test CA, an optional client certificate).
 // The whole sign-in as one client (token endpoint and bearer calls included) is oidc-sdk.ts; this module is the
 // finer tool for the login half's tests (any request below /oidc, the authorize query with overrides).
-import { randomBytes } from 'node:crypto'
 import { expect } from 'bun:test'
 import type { TestServer } from './harness.ts'
-import { answerOf, pkcePair, SDK_REDIRECT_URI } from './oidc-sdk.ts'
+import { answerOf, pkcePair, sdkAuthorizeQuery, SDK_REDIRECT_URI } from './oidc-sdk.ts'
 
-export { pkcePair, SDK_REDIRECT_URI }
+export { pkcePair, sdkAuthorizeQuery, SDK_REDIRECT_URI }
 
 export interface OidcAnswer {
   status: number
@@ -59,22 +58,6 @@ export async function oidcCall(srv: TestServer, path: string, r: OidcRequest = {
   } as RequestInit)
   const { status, text, json } = await answerOf(res)
   return { status, headers: res.headers, text, body: json, location: res.headers.get('location') }
-}
-
-/** The SDK's authorize parameters (state: 30 random bytes, base64url), with `over` applied (undefined removes one). */
-export function sdkAuthorizeQuery(challenge: string, over: Record<string, string | string[] | undefined> = {}): Record<string, string | string[]> {
-  const q: Record<string, string | string[] | undefined> = {
-    client_id: 'openziti',
-    scope: 'openid offline_access',
-    response_type: 'code',
-    redirect_uri: SDK_REDIRECT_URI,
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-    state: randomBytes(30).toString('base64url'),
-    audience: 'openziti',
-    ...over,
-  }
-  return Object.fromEntries(Object.entries(q).filter((e): e is [string, string | string[]] => e[1] !== undefined))
 }
 
 /** The path and query of a Location (what the SDK follows on the controller's own host). */
