@@ -7,6 +7,7 @@ import type { Subprocess } from 'bun'
 import { accessSync, constants, copyFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
+import { oidcSdk } from '../test/support/oidc-sdk.ts'
 
 const ADMIN = { username: 'admin', password: 'smoke-pass-1' }
 const LISTEN_TIMEOUT_MS = 30_000
@@ -269,6 +270,15 @@ async function main(argv: string[]): Promise<void> {
       const a = await call(c1, 'GET', `/edge/management/v1/identities/${id}`, { session })
       expectStatus(a, 200, `GET /edge/management/v1/identities/${id}`)
       if (a.body?.data?.name !== name) fail(`expected name "${name}", got ${JSON.stringify(a.body?.data?.name)}`)
+    })
+    await step('OIDC sign-in as an SDK (authorize, login/password, callback, token) → bearer GET /edge/client/v1/current-identity → 200', async () => {
+      const tokens = await oidcSdk({ url: c1.base }).passwordLogin(ADMIN.username, ADMIN.password)
+      const res = await fetch(`${c1.base}/edge/client/v1/current-identity`, {
+        headers: { authorization: `Bearer ${tokens.access_token}` },
+        tls: { rejectUnauthorized: false },
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      } as RequestInit)
+      if (res.status !== 200) fail(`bearer GET /current-identity: expected HTTP 200, got ${res.status}: ${(await res.text()).slice(0, 500)}`)
     })
     await step(`SIGTERM → exit code 0 within ${STOP_TIMEOUT_MS / 1000} s`, () => stopController(c1))
 
