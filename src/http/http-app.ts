@@ -127,7 +127,9 @@ export function buildApp(routes: readonly RouteDef[], deps: AppDeps): App {
   type Served = { checks: Checks; isWrite: boolean; recorder?: RequestRecorder }
   const serve = async (r: RouteDef, api: ApiName, served: Served, request: Request, params: Record<string, string>) => {
     if (served.recorder) recorders.set(request, served.recorder)
-    const auth = r.access === 'public' ? await deps.resolver.resolve(request) : await deps.resolver.require(request, r.access)
+    // awaited only when a promise (an unseen bearer token, an ext-jwt second factor): most requests resolve at once
+    const resolved = r.access === 'public' ? deps.resolver.resolve(request) : deps.resolver.require(request, r.access)
+    const auth = resolved instanceof Promise ? await resolved : resolved
     const queued = served.isWrite && deps.writeQueue !== undefined
     if (queued && !deps.writeQueue!.tryEnter()) throw new ApiError('SERVER_TOO_MANY_REQUESTS')
     try {
