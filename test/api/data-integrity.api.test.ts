@@ -101,6 +101,9 @@ describe('damage done behind the actors\' backs', () => {
       db('authenticators').putSync('ghost-auth', { ...admin, id: 'ghost-auth', identityId: 'ghost', username: 'ghost-user' })
       db('mfas').putSync('ghost', { id: 'ghost-mfa', identityId: 'ghost', isVerified: false, secret: 'AAAA', recoveryCodes: [], lastStep: 0 })
       db('auth-failures').putSync('ghost', 3)
+      // a revocation of a deleted identity is no finding; one of an unknown type revokes nothing and goes
+      db('revocations').putSync('ghost', { id: 'ghost', type: 'IDENTITY', createdAt: 1, updatedAt: 1, expiresAt: 8_000_000_000_000, tags: {} })
+      db('revocations').putSync('bad-revocation', { id: 'bad-revocation', type: 'TOKEN', createdAt: 1, updatedAt: 1, expiresAt: 8_000_000_000_000, tags: {} })
       const session = [...db('api-sessions').getRange()][0]!.value
       db('api-sessions').putSync('f'.repeat(64), { ...session, id: 'ghost-session', tokenHash: 'f'.repeat(64), identityId: 'ghost' })
       // not even loaded at start (their API session is gone): only the stored records are damaged
@@ -118,6 +121,8 @@ describe('damage done behind the actors\' backs', () => {
     expect(only(r, `references identities ${ids.gone} (identityId)`).map((x) => x.description)).toEqual([expect.stringMatching(/^enrollments /)])
     expect(only(r, `mfas ghost-mfa references identities ghost`)).toHaveLength(1)
     expect(only(r, `auth-failures ghost references identities ghost`)).toHaveLength(1)
+    expect(only(r, `revocations bad-revocation has the unknown type 'TOKEN'`)).toHaveLength(1)
+    expect(only(r, 'revocations ghost')).toEqual([])
     expect(only(r, `identities lost-policy references auth-policies no-such-policy`)).toHaveLength(1)
     expect(only(r, `api-sessions ghost-session references identities ghost`)).toHaveLength(1)
     expect(only(r, `service-policies ${ids.policy} references identities @${ids.gone} (identityRoles)`)).toHaveLength(1)
@@ -144,6 +149,7 @@ describe('damage done behind the actors\' backs', () => {
     expect(byFix('identities lost-policy')).toEqual([true])
     expect(byFix('sessions ghost-ss')).toEqual([true])
     expect(byFix('api-session-certs ghost-cert')).toEqual([true])
+    expect(byFix('revocations bad-revocation')).toEqual([true])
 
     const again = await run('check')
     expect(again.results).toEqual([{ description: `${duplicateName()}, which must be unique: unable to fix automatically`, fixed: false }])
@@ -151,6 +157,8 @@ describe('damage done behind the actors\' backs', () => {
     expect((await srv.mgmt.get(`/services/${ids.service}`)).body.data.configs).toEqual([])
     expect((await srv.mgmt.get(`/service-policies/${ids.policy}`)).body.data.identityRoles).toEqual(['#staff'])
     expect((await srv.mgmt.get('/identities/lost-policy')).body.data.authPolicyId).toBe('default')
+    expectError(await srv.mgmt.get('/revocations/bad-revocation'), 404, 'NOT_FOUND')
+    expect((await srv.mgmt.get('/revocations/ghost')).body.data.type).toBe('IDENTITY')
     // the snapshot holds the database as it was before the repairs
     const copy = openStoreCopy(join(dataDir, snapshots[0]!))
     expect((copy.db('authenticators').get('ghost-auth') as { identityId: string }).identityId).toBe('ghost')
