@@ -35,13 +35,13 @@ export interface AppDeps {
   /** Where the log lines of unhandled errors go. */
   log?: (line: string) => void
   /** Answers served outside the two API prefixes (version, est/cacerts), by exact path. */
-  rootRoutes: Record<string, (req: Request) => Response | Promise<Response>>
+  rootRoutes: Record<string, (req: Request, requestId: string) => Response | Promise<Response>>
   /** Where answered requests are counted and timed (absent: nowhere). */
   metrics?: HttpMetrics
   /** The bound on write requests in progress (absent: none). */
   writeQueue?: WriteQueue
   /** The `/oidc` tree (http/oidc/oidc-app.ts), any method; absent when OIDC is off (its paths then 404 as unknown). */
-  oidc?: (request: Request) => Promise<Response>
+  oidc?: (request: Request, requestId: string) => Promise<Response>
 }
 
 const CORS_HEADERS = {
@@ -198,7 +198,7 @@ export function buildApp(routes: readonly RouteDef[], deps: AppDeps): App {
       attachPeer(request, call.peer)
       requestIds.set(request, call.requestId)
       try {
-        if (root) return common(await root(request), origin, startedAt)
+        if (root) return common(await root(request, call.requestId), origin, startedAt)
         return common(await app.handle(request), origin, startedAt, request)
       } catch (e) {
         return common(renderThrown(e, thrownAt(request, call.requestId), deps.log), origin, startedAt, request)

@@ -10,7 +10,8 @@ import { json } from './http-envelope.ts'
 
 export const ERROR_META = { apiEnrollmentVersion: '0.0.1', apiVersion: '0.0.1' } as const
 
-function renderCause(c: ApiErrorCause | undefined, requestId: string): Record<string, unknown> | undefined {
+/** The wire form of an error's cause (the envelope's `error.cause`, the OIDC login endpoints' bare `cause`). */
+export function renderCause(c: ApiErrorCause | undefined, requestId: string): Record<string, unknown> | undefined {
   if (!c) return undefined
   switch (c.kind) {
     case 'field':

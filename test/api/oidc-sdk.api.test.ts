@@ -160,6 +160,13 @@ describe('a certificate sign-in, then the edge APIs with the bearer token', () =
     const res = await sdk.call('POST', '/oidc/revoke', { body: `token=${tokens.refresh_token}&client_id=openziti`, headers: { 'content-type': 'application/x-www-form-urlencoded' } })
     expect(res.status).toBe(200)
     expect((await sdk.refresh(tokens.refresh_token!)).json.error).toBe('invalid_grant')
+    // anyone may call it: a string that is not one of our tokens is answered 200 and stores nothing
+    const before = (await srv.mgmt.get('/revocations?limit=1')).body.meta.pagination.totalCount
+    for (const junk of ['not-a-token', `${tokens.access_token.slice(0, -4)}AAAA`, 'x'.repeat(5000)]) {
+      const r = await sdk.call('POST', '/oidc/revoke', { body: `token=${junk}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+      expect(r.status).toBe(200)
+    }
+    expect((await srv.mgmt.get('/revocations?limit=1')).body.meta.pagination.totalCount).toBe(before)
   })
 
   it('a disabled identity\'s token is refused at once, and so is its refresh', async () => {

@@ -47,17 +47,18 @@ function fingerprintOf(der: Uint8Array): string {
 export function createBearerCheck(deps: BearerCheckDeps): BearerCheck {
   const verified = new BoundedMap<string, TokenClaims>(deps.maxEntries ?? 50_000)
 
-  /** The first bearer that claims to be one of our access tokens, unverified; or why there is none. */
-  const candidateOf = (bearers: readonly string[]): string | BearerFailure => {
+  /** The first bearer that is, or claims to be, one of our access tokens (unverified); or why there is none. */
+  const candidateOf = (bearers: readonly string[]): { token: string; known?: TokenClaims } | BearerFailure => {
     let sawOurs = false
     for (const token of bearers) {
-      if (verified.get(token)) return token
+      const known = verified.get(token)
+      if (known) return { token, known }
       const kid = deps.tokens.kidOf(token)
       if (kid === undefined || !deps.keys().has(kid)) continue
       sawOurs = true
       try {
         const p = decodeJwt(token)
-        if (p.z_t === 'a' && typeof p.z_asid === 'string' && p.z_asid !== '') return token
+        if (p.z_t === 'a' && typeof p.z_asid === 'string' && p.z_asid !== '') return { token }
       } catch {
         // unreadable: not a session token
       }
@@ -85,9 +86,9 @@ export function createBearerCheck(deps: BearerCheckDeps): BearerCheck {
           ? [authorization.slice(7).trim()]
           : bearerTokens(authorization)
       if (bearers.length === 0) return { failure: 'missing' }
-      const token = candidateOf(bearers)
-      if (token === 'missing' || token === 'invalid' || token === 'expired') return { failure: token }
-      const known = verified.get(token)
+      const candidate = candidateOf(bearers)
+      if (typeof candidate === 'string') return { failure: candidate }
+      const { token, known } = candidate
       if (known) return admit(token, known, peerLeaf)
       return deps.tokens.verify(token, 'a').then((claims) => {
         if (typeof claims === 'string') return { failure: claims }

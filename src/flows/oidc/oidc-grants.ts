@@ -16,6 +16,7 @@
  * @see ../shared/reference/oidc-and-ha.md §1 (token, revoke, end_session), §3
  */
 import { createHash } from 'node:crypto'
+import { ApiError } from '../../errors/api-error.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { isDisabled, type Identity } from '../../domain/identity/identity-types.ts'
 import type { ChangeContext } from '../../actors/runtime/actor-runtime.ts'
@@ -62,7 +63,7 @@ export interface OidcGrantDeps {
 
 export interface OidcGrants {
   token(params: GrantParams, clientId: string | undefined, issuer: string, change: ChangeContext): Promise<IssuedTokens & { issued_token_type?: string }>
-  /** Revokes a refresh or access token by its `jti` (any other string is stored as an opaque JTI revocation). */
+  /** Revokes a live token this controller signed by its `jti`; anything else is ignored. */
   revoke(token: string, change: ChangeContext): Promise<void>
   /** Logout: revokes the API session an ID token hint names (`z_asid`), else its identity's tokens. */
   endSession(idTokenHint: string | undefined, change: ChangeContext): Promise<void>
@@ -100,8 +101,10 @@ export function createOidcGrants(deps: OidcGrantDeps): OidcGrants {
     let cert: { certPem: string; fingerprint: string }
     try {
       cert = await deps.sessionCerts.issue(basis.identityId, pemFromForm(csrPem))
-    } catch {
-      throw new OAuthError('invalid_request', 'the CSR could not be processed')
+    } catch (e) {
+      // a refused CSR (the CSR check's ApiError) is the client's; anything else is ours and is not hidden
+      if (e instanceof ApiError) throw new OAuthError('invalid_request', `the CSR could not be processed: ${e.apiCause?.kind === 'api' ? e.apiCause.message : e.message}`)
+      throw e
     }
     return { basis: { ...basis, certFingerprints: [...(basis.certFingerprints ?? []), cert.fingerprint] }, sessionCert: cert.certPem }
   }
@@ -193,12 +196,12 @@ export function createOidcGrants(deps: OidcGrantDeps): OidcGrants {
     },
 
     async revoke(token, change) {
-      // RFC 7009 §2.2: the answer is 200 whether or not the token was valid; a token of ours is revoked by its jti
-      // until it expires, anything else is stored as an opaque id for the refresh-token lifetime
-      const claims = (await deps.tokens.verify(token, 'r')) as TokenClaims | string
-      const access = typeof claims === 'string' ? await deps.tokens.verify(token, 'a') : claims
-      if (typeof access !== 'string') await revokeJti(access.jti, access.exp, change)
-      else await deps.identities.ask({ type: 'revocation.create', revocations: [{ id: token.slice(0, 512), type: 'JTI' }], change })
+      // RFC 7009 §2.2: the answer is 200 whether or not the token was valid. Only a live token this controller signed
+      // is revoked (by its jti, until it expires): anyone may call this endpoint, so a string that is not one of our
+      // tokens is not stored (the real controller stores it, which lets anonymous callers fill the store)
+      const payload = await deps.tokens.signedPayload(token)
+      const { jti, exp } = payload ?? {}
+      if (typeof jti === 'string' && typeof exp === 'number' && exp * 1000 > deps.clock.now()) await revokeJti(jti, exp, change)
     },
 
     async endSession(hint, change) {

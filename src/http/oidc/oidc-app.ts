@@ -10,6 +10,7 @@
  */
 import { ApiError } from '../../errors/api-error.ts'
 import { parseJsonBody } from '../http-json.ts'
+import { renderCause } from '../http-errors.ts'
 import { peerOf, type PeerInfo } from '../peer-cert.ts'
 
 export const OIDC_PREFIX = '/oidc'
@@ -21,6 +22,8 @@ export interface OidcCall {
   /** `https://<host[:port]>/oidc`: the issuer the client reached (tokens' `iss`, discovery's URLs). */
   readonly issuer: string
   readonly peer: PeerInfo
+  /** The id the app gave the request (its log line, its writes' change context). */
+  readonly requestId: string
 }
 
 export interface OidcRoute {
@@ -37,10 +40,10 @@ export interface OidcAppDeps {
 }
 
 /** The handler of every request whose path is `/oidc` or below it. */
-export function createOidcApp(deps: OidcAppDeps): (request: Request) => Promise<Response> {
+export function createOidcApp(deps: OidcAppDeps): (request: Request, requestId: string) => Promise<Response> {
   const byPath = new Map<string, OidcRoute[]>()
   for (const r of deps.routes) byPath.set(r.path, [...(byPath.get(r.path) ?? []), r])
-  return async (request) => {
+  return async (request, requestId) => {
     const url = new URL(request.url)
     const host = (request.headers.get('host') ?? url.host).toLowerCase()
     if (!deps.isIssuerHost(host)) return plain(404, 'not found')
@@ -49,9 +52,9 @@ export function createOidcApp(deps: OidcAppDeps): (request: Request) => Promise<
     const route = routes.find((r) => r.method === request.method || (r.method === 'GET' && request.method === 'HEAD'))
     if (!route) return plain(405, 'method not allowed')
     try {
-      return await route.handle({ request, url, issuer: `https://${host}${OIDC_PREFIX}`, peer: peerOf(request) })
+      return await route.handle({ request, url, issuer: `https://${host}${OIDC_PREFIX}`, peer: peerOf(request), requestId })
     } catch (e) {
-      if (e instanceof ApiError) return bareError(e)
+      if (e instanceof ApiError) return bareError(e, requestId)
       throw e
     }
   }
@@ -73,9 +76,10 @@ export function redirect(location: string): Response {
 }
 
 /** An ApiError as the login endpoints render it: `{code,message[,cause]}` with no envelope, its headers copied. */
-export function bareError(e: ApiError): Response {
+export function bareError(e: ApiError, requestId: string): Response {
   const body: Record<string, unknown> = { code: e.code, message: e.message }
-  if (e.apiCause) body.cause = e.apiCause.kind === 'field' ? { field: e.apiCause.field, reason: e.apiCause.reason, value: e.apiCause.value } : e.apiCause
+  const cause = renderCause(e.apiCause, requestId)
+  if (cause) body.cause = cause
   return json(e.status, body, e.headers ?? {})
 }
 

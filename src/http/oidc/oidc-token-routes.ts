@@ -67,7 +67,7 @@ function basicClientId(call: OidcCall): string | undefined {
   return id === '' ? undefined : id
 }
 
-const changeOf = (call: OidcCall): ChangeContext => ({ author: 'oidc', source: 'rest', requestId: call.request.headers.get('x-request-id') ?? undefined })
+const changeOf = (call: OidcCall): ChangeContext => ({ author: 'oidc', source: 'rest', requestId: call.requestId })
 
 /** The parameters of an OAuth endpoint; a body that is neither a form nor JSON is invalid_request. */
 function oauthParams(call: OidcCall): Promise<OidcParams> {

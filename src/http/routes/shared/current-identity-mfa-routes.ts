@@ -27,7 +27,7 @@ const QR_OPTIONS = { type: 'png', width: 256, margin: 4, errorCorrectionLevel: '
 export function mfaRoutes(deps: {
   mfa: MfaFlows
   /** Signs the TOTP token of an OIDC session (`z_t:"t"`). */
-  totpToken: (claims: TokenClaims, request: Request) => Promise<{ token: string; issuedAt: number }>
+  totpToken: (claims: TokenClaims) => Promise<{ token: string; issuedAt: number }>
 }): RouteDef[] {
   const apis = ['client', 'management'] as const
   const tag = 'MFA'
@@ -107,7 +107,7 @@ export function mfaRoutes(deps: {
         // the real controller issues these only to JWT-backed sessions: a zt-session is refused
         if (!ctx.auth.bearer) throw new ApiError('INVALID_BACKING_TOKEN_TYPE')
         await deps.mfa.acceptCode(ctx.auth.identity, ctx.body.code, changeOf(ctx))
-        const { token, issuedAt } = await deps.totpToken(ctx.auth.bearer.claims, ctx.request)
+        const { token, issuedAt } = await deps.totpToken(ctx.auth.bearer.claims)
         return ok({ token, issuedAt: new Date(issuedAt).toISOString() })
       },
     }),
