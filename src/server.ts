@@ -69,6 +69,9 @@ import { createPostureEvaluator } from './flows/posture/posture-evaluate.ts'
 import type { IdentityEvent } from './actors/identity/identity-messages.ts'
 import { hashPassword, prepareDummyHash } from './auth/auth-password.ts'
 import { startCaActor } from './actors/ca/ca-actor.ts'
+import { startControllersActor } from './actors/controllers/controllers-actor.ts'
+import { openClusterNode, type ClusterNode, type ClusterSettings } from './cluster/cluster-node.ts'
+import type { LogTarget } from './cluster/cluster-log.ts'
 import type { JwtVerifier, PublicPki } from './actors/ca/ca-state.ts'
 import { buildCertsOnlyPkcs7 } from './pki/pki-pkcs7.ts'
 import { createSessionResolver } from './http/http-auth.ts'
@@ -170,6 +173,8 @@ export interface ServerOptions {
    * of the runtime's default of ending the process. Off in tests, whose runner has its own.
    */
   catchStrayErrors?: boolean
+  /** Run as a node of a cluster on etcd (`cluster/cluster-node.ts`); absent = a single node, no etcd. */
+  cluster?: ClusterSettings
 }
 
 export interface RunningServer {
@@ -195,6 +200,8 @@ export interface RunningServer {
   enforcePolicies(): Promise<void>
   /** Prunes expired revocations now (the timer does it every minute). */
   pruneRevocations(): Promise<void>
+  /** The cluster node, when running as one. */
+  cluster?: ClusterNode
   stop(): Promise<void>
 }
 
@@ -240,9 +247,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const extraSans = [...(opts.sans ?? []), ...(opts.sans?.includes(advertiseHost) ? [] : [advertiseHost])]
   const ca = await startCaActor(
     join(opts.dataDir, 'pki'),
-    { hostname: opts.hostname ?? osHostname(), extraSans, clock, renewServerCert: opts.renewServerCert },
+    { hostname: opts.hostname ?? osHostname(), extraSans, clock, renewServerCert: opts.renewServerCert, nodeName: opts.cluster?.nodeName },
     deps,
   )
+  // a cluster node: the log is attached before any actor can write (its timers included); the actors are its targets
+  const logTargets = new Map<string, LogTarget>([['ca', ca]])
+  const clusterNode = opts.cluster
+    ? await openClusterNode({ settings: opts.cluster, store, deps, clock, targets: logTargets, note: log })
+    : undefined
   const pki = ca.snapshot().pki
   phases.end('pki')
   if (opts.renewServerCert) log(`note: the server certificate was renewed from the intermediate CA; valid until ${new Date(pki.server.view.notAfter).toISOString()}`)
@@ -268,6 +280,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     timeoutMs,
     sweepEveryMs: opts.sessionSweepEveryMs ?? 5_000,
     flushEveryMs: opts.activityFlushEveryMs ?? 10_000,
+    clustered: clusterNode !== undefined,
   })
   const sessions = sessionRegistry.actor
   phases.end('identities and sessions')
@@ -280,7 +293,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   }
   const graph = await startPolicyGraphActor(store, deps, graphLookups)
   phases.end('policy graph')
-  mailboxes.push(identities, sessions, graph, ca)
+  const controllers = startControllersActor(store, deps)
+  mailboxes.push(identities, sessions, graph, ca, controllers)
+  logTargets.set('identity', identities).set('session-registry', sessions).set('policy-graph', graph).set('controllers', controllers)
+  if (clusterNode) {
+    await clusterNode.catchUp()
+    phases.end('cluster catch-up')
+  }
   bus.subscribe<Extract<IdentityEvent, { type: 'identity.deleted' }>>('identity.deleted', (e) =>
     sessions.tell({ type: 'apiSession.deleteForIdentity', identityId: e.identity.id, change: { author: 'system', source: 'system' } }),
   )
@@ -577,6 +596,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const listenUrl = `https://${formatHostPort(defaultAdvertise({ host, port: listener.port }))}`
   baseUrl = opts.advertise ? `https://${formatHostPort(opts.advertise)}` : listenUrl
   phases.end('listener')
+  if (clusterNode) {
+    await clusterNode.join({ certPem: pki.server.certPem, fingerprint: pki.server.view.fingerprintSha1, baseUrl })
+    phases.end('cluster join')
+  }
   logger.debug(phases.done(), 'start-up phases')
 
   let stopped = false
@@ -597,11 +620,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     async pruneRevocations() {
       await identities.ask({ type: 'revocation.prune' })
     },
+    cluster: clusterNode,
     async stop() {
       if (stopped) return
       stopped = true
       await listener.close()
       await metricsServer?.stop(true)
+      await clusterNode?.stop()
       await integrity.idle()
       clearInterval(enforcer)
       oidcAuthRequests.stop()
@@ -611,7 +636,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       sessionRegistry.stopTimers()
       stopRevocationPruning()
       await sessions.ask({ type: 'apiSession.flushActivity' })
-      await Promise.all([identities.stop(), sessions.stop(), graph.stop(), ca.stop()])
+      await Promise.all([identities.stop(), sessions.stop(), graph.stop(), ca.stop(), controllers.stop()])
       await store.close()
       logger.flush()
       removeLastResort?.()

@@ -69,6 +69,10 @@ export const API_ERRORS = {
     message: 'Too many requests to alter state have been issued. Please slow your request rate or try again later.',
   },
   TIMEOUT: { status: 503, message: 'The request timed out' },
+  /** A cluster node cannot append a change: the cluster's log (etcd) has no quorum (raft.go Dispatch: ErrNoLeader). */
+  CLUSTER_NO_LEADER: { status: 503, message: 'Cluster has no leader, unable to process request' },
+  /** A cluster node whose state is behind the log's compaction point: it serves nothing it cannot keep current. */
+  CLUSTER_NODE_STALE: { status: 503, message: 'This cluster node has fallen behind the log and must be restored from a newer backup' },
   MAX_AUTHENTICATOR_METHODS_REACHED: { status: 409, message: 'The identity already has the maximum number of authenticators of this method' },
   CAN_NOT_UPDATE_AUTHENTICATOR: { status: 409, message: 'The authenticator cannot be updated' },
   INVALID_CLIENT_CERT: { status: 400, message: 'The provided client certificate is invalid' },

@@ -148,13 +148,16 @@ export function createSessionResolver(deps: {
     if (!token) return undefined
     const now = deps.clock.now()
     const tokenHash = hashToken(token)
-    const session = deps.sessions.snapshot().byTokenHash.get(tokenHash)
-    if (!session || isExpired(session, now, deps.timeoutMs)) return undefined
+    const sessions = deps.sessions.snapshot()
+    const session = sessions.byTokenHash.get(tokenHash)
+    if (!session) return undefined
+    const lastActivityAt = sessions.activityOf(session)
+    if (isExpired(session, now, deps.timeoutMs, lastActivityAt)) return undefined
     const identities = deps.identities.snapshot()
     const identity = identities.identity(session.identityId)
     if (!identity || isDisabled(identity, now)) return undefined
     // the last activity is kept to the second: a session used many times a second is touched once a second
-    if (now - session.lastActivityAt >= TOUCH_EVERY_MS) deps.sessions.tell({ type: 'apiSession.touch', tokenHash, at: now })
+    if (now - lastActivityAt >= TOUCH_EVERY_MS) deps.sessions.tell({ type: 'apiSession.touch', tokenHash, at: now })
     // the touch replaces the record (at once when the mailbox is idle): hand out the marked one
     const current = deps.sessions.snapshot().byTokenHash.get(tokenHash) ?? session
     // partial while a second factor is owed: an enrolled TOTP not yet answered, or one the policy requires

@@ -82,7 +82,16 @@ export interface ControllerPkiOptions {
    * a new validity from now and the SANs asked for now. The old file is replaced atomically.
    */
   renewServerCert?: boolean
+  /**
+   * A cluster node's name. The server key and certificate are this node's own: when the directory holds another
+   * node's (restored from a member's backup) or none recorded, a new key and certificate are issued from the shared
+   * intermediate, and the name is written to `node-name` last (a crash in between issues them again at the next start).
+   */
+  nodeName?: string
 }
+
+/** The file naming the cluster node whose server key and certificate the directory holds. */
+export const NODE_NAME_FILE = 'node-name'
 
 /**
  * Loads the controller PKI from `dir`, creating whatever is missing (the directory itself with mode 0700).
@@ -146,9 +155,13 @@ export async function ensureControllerPki(dir: string, opts: ControllerPkiOption
   let serverCertPem = await files.read(F.serverCert)
   let serverKey = await files.readKey(F.serverKey)
   if (serverCertPem && !serverKey) throw new Error(`${files.path(F.serverKey)} is missing but ${F.serverCert} exists`)
-  const renewing = serverCertPem !== null && opts.renewServerCert === true
+  const nodeOnDisk = opts.nodeName === undefined ? null : (await files.read(NODE_NAME_FILE))?.trim() ?? null
+  const foreign = opts.nodeName !== undefined && nodeOnDisk !== opts.nodeName
+  const renewing = serverCertPem !== null && (opts.renewServerCert === true || foreign)
   if (!serverCertPem || renewing) {
-    // a renewal keeps the key (JWTs the server key signed stay verifiable) and the CA; new validity and SANs
+    // a renewal keeps the key (JWTs the server key signed stay verifiable) and the CA; new validity and SANs; a node
+    // that holds another node's key gets its own
+    if (foreign && serverKey) serverKey = await files.createKey(F.serverKey, true)
     serverKey ??= await files.createKey(F.serverKey)
     const leafPem = await issueServerCertificate({
       issuer: signer,
@@ -160,6 +173,7 @@ export async function ensureControllerPki(dir: string, opts: ControllerPkiOption
     })
     serverCertPem = leafPem + intermediateCertPem
     await files.write(F.serverCert, serverCertPem, CERT_MODE, renewing)
+    if (opts.nodeName !== undefined) await files.write(NODE_NAME_FILE, `${opts.nodeName}\n`, CERT_MODE, nodeOnDisk !== null)
   }
   const server = files.parseCert(F.serverCert, serverCertPem)
   const serverLeafPem = toCertificatePem(server)
@@ -280,10 +294,10 @@ class PkiFiles {
   }
 
   /** A new P-256 key written to `name` with mode 0600. */
-  async createKey(name: string): Promise<LoadedKey> {
+  async createKey(name: string, replace = false): Promise<LoadedKey> {
     const pair = await generateKeyPair()
     const pem = await exportPrivateKeyPem(pair.privateKey)
-    await this.write(name, pem, KEY_MODE)
+    await this.write(name, pem, KEY_MODE, replace)
     return { pem, spki: publicKeySpkiOfPrivateKeyPem(pem), key: pair.privateKey }
   }
 

@@ -26,6 +26,7 @@ export const SUB_DBS = {
   'posture-checks': 'policy-graph',
   cas: 'ca',
   'external-jwt-signers': 'ca',
+  controllers: 'controllers',
 } as const
 
 /** Name of a sub-database. */

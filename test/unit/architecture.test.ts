@@ -1,4 +1,5 @@
 // The import DAG of STYLE.md "Layout": lib → errors → {domain, pki → auth} → store → actors → flows → http → server → main;
+// cluster/ (the replicated log in etcd) sits beside flows/: on actors, used by server and main (`edgeplane cluster`);
 // cli/ (commands that speak HTTPS to a running controller) sits beside main and uses only lib/ and config/.
 // Every relative import of a file in src/ must go to a layer its own layer may use.
 import { describe, expect, it } from 'bun:test'
@@ -27,10 +28,11 @@ const ALLOWED: Record<string, readonly string[]> = {
   flows: ['lib', 'errors', 'domain', 'pki', 'auth', 'actors'],
   http: ['lib', 'errors', 'domain', 'actors', 'flows', 'schemas'],
   'router-config': ['lib', 'errors', 'pki', 'schemas'], // pki: --check-files parses and verifies certificates and keys
-  server: ['lib', 'errors', 'domain', 'pki', 'auth', 'store', 'actors', 'flows', 'http', 'config', 'version', 'schemas'],
+  cluster: ['lib', 'errors', 'domain', 'store', 'actors'], // a cluster node: the log in etcd, membership, the state digest
+  server: ['lib', 'errors', 'domain', 'pki', 'auth', 'store', 'actors', 'flows', 'http', 'config', 'version', 'schemas', 'cluster'],
   operate: ['lib', 'pki', 'store', 'version', 'domain', 'flows'], // backup, restore, status: offline on a data directory, or a client; restore runs the integrity check's record checks
   cli: ['lib', 'config'],
-  main: ['lib', 'config', 'server', 'version', 'router-config', 'operate', 'cli'],
+  main: ['lib', 'config', 'server', 'version', 'router-config', 'operate', 'cli', 'cluster'],
 }
 
 describe('architecture', () => {

@@ -38,9 +38,13 @@ export function jwtAlgorithmOf(key: CryptoKey): string {
   return 'RS256'
 }
 
+/** Signing and the listener's credentials use this node's keys and store nothing: never a command of the log. */
+const NODE_LOCAL: ReadonlySet<CaMsg['type']> = new Set(['ca.signJwt', 'ca.issueCertificate', 'ca.tlsCredentials'])
+
 function behavior(keys: CaKeys): ActorBehavior<CaState, CaMsg, CaReplies, CaEvent> {
   return {
     owner: 'ca',
+    nodeLocal: NODE_LOCAL,
     handle(state, msg, tx) {
       switch (msg.type) {
         case 'ca.signJwt': {

@@ -19,7 +19,12 @@ export type SessionRegistryActor = Actor<SessionRegistryState, SessionRegistryMs
 /** At most this many expired sessions are removed per sweep, so one sweep never holds the mailbox long. */
 const SWEEP_BATCH = 500
 
-function behavior(timeoutMs: number): ActorBehavior<SessionRegistryState, SessionRegistryMsg, SessionRegistryReplies, SessionRegistryEvent> {
+/** A cluster node shares a session's activity at most this often (a coalesced `apiSession.touchMany` command). */
+export const SHARE_ACTIVITY_EVERY_MS = 60_000
+
+const NODE_LOCAL: ReadonlySet<SessionRegistryMsg['type']> = new Set(['apiSession.touch', 'apiSession.flushActivity'])
+
+function behavior(timeoutMs: number, clustered: boolean): ActorBehavior<SessionRegistryState, SessionRegistryMsg, SessionRegistryReplies, SessionRegistryEvent> {
   const remove = (state: SessionRegistryState, s: ApiSession, reason: Extract<SessionRegistryEvent, { type: 'apiSession.deleted' }>['reason'], tx: Tx<SessionRegistryEvent>) => {
     state.remove(s)
     tx.remove('api-sessions', s.tokenHash)
@@ -63,6 +68,7 @@ function behavior(timeoutMs: number): ActorBehavior<SessionRegistryState, Sessio
   }
   return {
     owner: 'session-registry',
+    nodeLocal: NODE_LOCAL,
     handle(state, msg, tx) {
       switch (msg.type) {
         case 'apiSession.create': {
@@ -84,6 +90,11 @@ function behavior(timeoutMs: number): ActorBehavior<SessionRegistryState, Sessio
         }
         case 'apiSession.touch': {
           const s = state.byTokenHash.get(msg.tokenHash)
+          if (clustered) {
+            // the record changes only through the log: the mark stays this node's until it is shared
+            if (s && msg.at > state.activityOf(s)) state.localActivity.set(msg.tokenHash, msg.at)
+            return
+          }
           if (s && msg.at > s.lastActivityAt) {
             // replaced, not changed in place: a record handed out never changes under its reader
             state.put({ ...s, lastActivityAt: msg.at })
@@ -100,11 +111,31 @@ function behavior(timeoutMs: number): ActorBehavior<SessionRegistryState, Sessio
           return { session: next }
         }
         case 'apiSession.flushActivity': {
+          const share: Array<[string, number]> = []
+          if (clustered) {
+            for (const [h, at] of state.localActivity) {
+              const s = state.byTokenHash.get(h)
+              if (!s || at <= s.lastActivityAt) state.localActivity.delete(h)
+              else if (at - s.lastActivityAt >= SHARE_ACTIVITY_EVERY_MS) share.push([h, at])
+            }
+            return { share }
+          }
           for (const h of state.dirty) {
             const s = state.byTokenHash.get(h)
             if (s) tx.put('api-sessions', h, s)
           }
           state.dirty.clear()
+          return { share }
+        }
+        case 'apiSession.touchMany': {
+          for (const [h, at] of msg.marks) {
+            const s = state.byTokenHash.get(h)
+            if (!s || at <= s.lastActivityAt) continue
+            const next: ApiSession = { ...s, lastActivityAt: at }
+            state.put(next)
+            tx.put('api-sessions', h, next)
+            if (state.localActivity.get(h) === at) state.localActivity.delete(h)
+          }
           return
         }
         case 'apiSession.sweep': {
@@ -177,7 +208,7 @@ function behavior(timeoutMs: number): ActorBehavior<SessionRegistryState, Sessio
 export function startSessionRegistryActor(
   store: Store,
   deps: ActorSystemDeps,
-  opts: { timeoutMs: number; sweepEveryMs: number; flushEveryMs: number },
+  opts: { timeoutMs: number; sweepEveryMs: number; flushEveryMs: number; clustered?: boolean },
 ): { actor: SessionRegistryActor; stopTimers: () => void } {
   const state = new SessionRegistryState()
   // sessions stored before mfaCompletedAt existed read as null
@@ -194,9 +225,17 @@ export function startSessionRegistryActor(
     const c = value as ApiSessionCertificate
     if (state.byId.has(c.apiSessionId)) state.putSessionCertificate(c)
   }
-  const actor = new Actor('session-registry', state, behavior(opts.timeoutMs), deps)
+  const clustered = opts.clustered ?? false
+  const actor = new Actor('session-registry', state, behavior(opts.timeoutMs, clustered), deps)
   const sweep = setInterval(() => actor.tell({ type: 'apiSession.sweep' }), opts.sweepEveryMs)
-  const flush = setInterval(() => actor.tell({ type: 'apiSession.flushActivity' }), opts.flushEveryMs)
+  const flush = setInterval(() => {
+    if (!clustered) return actor.tell({ type: 'apiSession.flushActivity' })
+    // a cluster node: the marks due are shared by one command (refused while the cluster has no quorum: kept, retried)
+    actor
+      .ask({ type: 'apiSession.flushActivity' })
+      .then((r) => (r.share.length > 0 ? actor.ask({ type: 'apiSession.touchMany', marks: r.share }) : undefined))
+      .catch((e) => console.error(`[session-registry] sharing activity failed: ${e instanceof Error ? e.message : String(e)}`))
+  }, opts.flushEveryMs)
   sweep.unref?.()
   flush.unref?.()
   return {

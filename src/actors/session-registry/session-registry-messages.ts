@@ -14,7 +14,10 @@ export type SessionRegistryMsg =
    * real controller's SetMfaPassed), `mfaCompletedAt` is now. 401 UNAUTHORIZED when the session is gone.
    */
   | { type: 'apiSession.completeMfa'; id: string; change: ChangeContext }
+  /** Single node: writes the activity marks to LMDB. Cluster node: answers the marks to share (writes nothing). */
   | { type: 'apiSession.flushActivity' }
+  /** A cluster node's coalesced activity marks (token hash, time): a command, so every node's records agree. */
+  | { type: 'apiSession.touchMany'; marks: ReadonlyArray<readonly [string, number]> }
   | { type: 'apiSession.sweep' }
   /** Stores a service session for a live API session; answers the existing one for the same (API session, service, type). */
   | { type: 'session.create'; session: Omit<ServiceSession, 'createdAt' | 'updatedAt'>; change: ChangeContext }
@@ -49,7 +52,8 @@ export interface SessionRegistryReplies {
   'apiSession.deleteForIdentity': void
   'apiSession.touch': void
   'apiSession.completeMfa': { session: ApiSession }
-  'apiSession.flushActivity': void
+  'apiSession.flushActivity': { share: Array<[string, number]> }
+  'apiSession.touchMany': void
   'apiSession.sweep': { removed: number }
   'session.create': { session: ServiceSession; existing: boolean }
   'session.delete': void

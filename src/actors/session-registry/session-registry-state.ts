@@ -12,6 +12,11 @@ export class SessionRegistryState implements SessionReads {
   private readonly byIdentity = new Map<string, Set<string>>()
   /** Sessions whose lastActivityAt moved since the last flush to LMDB. */
   readonly dirty = new Set<string>()
+  /**
+   * A cluster node's activity marks by token hash, newer than the record's `lastActivityAt`, not yet shared (the
+   * records change only through the log, so they stay equal on every node).
+   */
+  readonly localActivity = new Map<string, number>()
   /** Service sessions by id, and per API session. */
   readonly serviceSessions = new Map<string, ServiceSession>()
   private readonly byApiSession = new Map<string, Set<string>>()
@@ -33,9 +38,15 @@ export class SessionRegistryState implements SessionReads {
     this.byTokenHash.delete(s.tokenHash)
     this.byId.delete(s.id)
     this.dirty.delete(s.tokenHash)
+    this.localActivity.delete(s.tokenHash)
     const set = this.byIdentity.get(s.identityId)
     set?.delete(s.id)
     if (set && set.size === 0) this.byIdentity.delete(s.identityId)
+  }
+
+  activityOf(s: ApiSession): number {
+    const mark = this.localActivity.get(s.tokenHash)
+    return mark !== undefined && mark > s.lastActivityAt ? mark : s.lastActivityAt
   }
 
   sessionsOf(identityId: string): ApiSession[] {

@@ -15,6 +15,7 @@ import type {
 import type { PostureCheck } from '../posture/posture-types.ts'
 import type { ThirdPartyCa } from '../ca/ca-types.ts'
 import type { ExternalJwtSigner } from '../ca/ca-jwt-signer-types.ts'
+import type { ControllerNode } from '../cluster/controller-types.ts'
 
 /** The record type of each sub-database (store/README.md). */
 export interface RecordTypes {
@@ -42,6 +43,8 @@ export interface RecordTypes {
   'posture-checks': PostureCheck
   cas: ThirdPartyCa
   'external-jwt-signers': ExternalJwtSigner
+  /** A cluster's nodes (empty on a single node). */
+  controllers: ControllerNode
 }
 
 /** Name of a sub-database (the store's catalogue has the same names: store-copy.ts checks it). */

@@ -16,6 +16,11 @@ export interface SessionReads {
   readonly serviceSessions: ReadonlyMap<string, ServiceSession>
   /** The API sessions of an identity. */
   sessionsOf(identityId: string): readonly ApiSession[]
+  /**
+   * The session's last activity as this node knows it: its record's, or a later mark of this node's not yet shared
+   * with the cluster (a cluster node shares its marks at most once a minute per session).
+   */
+  activityOf(s: ApiSession): number
   /** Whether the identity has at least one API session. */
   hasSession(identityId: string): boolean
   /** The service sessions of one API session. */

@@ -33,9 +33,12 @@ export function hashToken(token: string): string {
   return Bun.SHA256.hash(token, 'hex')
 }
 
-/** True once `timeoutMs` has passed since the session's last activity. */
-export function isExpired(s: ApiSession, now: number, timeoutMs: number): boolean {
-  return now - s.lastActivityAt >= timeoutMs
+/**
+ * True once `timeoutMs` has passed since the session's last activity: its record's, or a later one this node saw and
+ * has not shared yet (`SessionReads.activityOf`, a cluster node).
+ */
+export function isExpired(s: ApiSession, now: number, timeoutMs: number, lastActivityAt = s.lastActivityAt): boolean {
+  return now - lastActivityAt >= timeoutMs
 }
 
 /**

@@ -93,7 +93,7 @@ export function sessionCertificateHolder(deps: {
     const s = deps.sessions.snapshot()
     const cert = s.sessionCertificateByFingerprint(fingerprint)
     const session = cert && s.byId.get(cert.apiSessionId)
-    if (!session || isExpired(session, deps.clock.now(), deps.timeoutMs)) return undefined
+    if (!session || isExpired(session, deps.clock.now(), deps.timeoutMs, s.activityOf(session))) return undefined
     return deps.identities.snapshot().authenticators.get(session.authenticatorId)
   }
 }

@@ -1,0 +1,262 @@
+/**
+ * The replicated log of a cluster node (`actors/runtime/actor-runtime.ts` `ReplicatedLog`), kept in etcd.
+ *
+ * - Append: a command (actor, message, the proposer's clock reading, a deadline) is submitted once, under a key of its
+ *   own (`<prefix>/log/<node>/<boot>.<seq>`) with create-if-absent: a submission that timed out is retried on the next
+ *   endpoint, and a retry that finds its own command already there counts as done (`EtcdClient.putIfAbsent`), so a
+ *   command is never in the log twice. No endpoint answers: 503 CLUSTER_NO_LEADER, and nothing was changed.
+ * - Apply: one watch on `<prefix>/log/` from the last applied revision + 1; every node, the proposer too, hands each
+ *   command to its actor in revision order (`Actor.applyLogged`), which stores the revision with the command's writes
+ *   in one LMDB transaction. The proposer answers its request with the outcome of its own apply: a race lost on
+ *   another node gives the same 400/409 here, and exactly one winner everywhere.
+ * - Time: a command's apply uses its proposer's clock reading; the log's time is the highest reading applied so far,
+ *   the same on every node. A command whose deadline is behind the log's time when it comes up (it was stuck in etcd
+ *   while the cluster moved on) is skipped by every node; its proposer, which waited no longer, had answered 503.
+ * - A barrier (`sync`) is an empty command of this node: once it is applied, so is everything before it. A node
+ *   starts answering only after one (it caught up from its backup's revision).
+ * - Compaction: a watch from below etcd's compaction point cannot replay: the node stops applying (`stale`), refuses
+ *   writes (503 CLUSTER_NODE_STALE) and its health check fails: it must be restored from a newer backup of a member.
+ *   Compaction itself (`cluster-janitor.ts`) never goes past the lowest revision a registered node has applied.
+ */
+import { deserialize, serialize } from 'bun:jsc'
+import { ApiError } from '../errors/api-error.ts'
+import { describeThrown } from '../lib/describe-thrown.ts'
+import type { Clock } from '../lib/clock.ts'
+import type { LoggedCommand, ReplicatedLog } from '../actors/runtime/actor-runtime.ts'
+import { EtcdUnavailableError, type EtcdClient, type EtcdEvent } from './etcd-client.ts'
+
+/** A command as it is stored in etcd (serialized with the structured-clone format: messages are plain data). */
+interface StoredCommand {
+  /** The actor's name. */
+  a: string
+  m: { type: string }
+  /** The proposer's clock reading. */
+  t: number
+  /** The deadline: skipped by every node when the log's time has passed it. */
+  d: number
+}
+
+/** What the log hands commands to: the actors by name (`Actor.applyLogged`). */
+export interface LogTarget {
+  applyLogged(cmd: LoggedCommand<never>): { handled: Promise<void>; outcome: Promise<unknown> }
+}
+
+export interface ClusterLogOptions {
+  client: EtcdClient
+  /** The cluster's key prefix in etcd (no trailing slash). */
+  prefix: string
+  nodeName: string
+  clock: Clock
+  /** Where this node stands: read from the store (meta `clusterApplied`) at start. */
+  applied: { revision: number; logTime: number }
+  /** The actors commands go to, by name. */
+  targets: ReadonlyMap<string, LogTarget>
+  /** How long a submitted command may take to come up before every node skips it (default 10 s). */
+  deadlineMs?: number
+  /** How long the proposer waits for its own apply after etcd took the command (default 15 s). */
+  applyWaitMs?: number
+  log: (line: string) => void
+  /** Told the lag of every command this node applies that another node proposed (ms, proposer's clock to apply). */
+  onRemoteApplied?: (lagMs: number) => void
+}
+
+export type ClusterLogState = 'starting' | 'live' | 'stale' | 'stopped'
+
+/** The key of the sub-tree commands live in. */
+export const logPrefixOf = (prefix: string) => `${prefix}/log/`
+
+/** Encodes a command for the log (also used by `edgeplane cluster remove`, which appends without a running node). */
+export function encodeCommand(actor: string, msg: { type: string }, now: number, deadlineMs: number): string {
+  const cmd: StoredCommand = { a: actor, m: msg, t: now, d: now + deadlineMs }
+  return Buffer.from(serialize(cmd) as unknown as ArrayBuffer).toString('base64')
+}
+
+function decodeCommand(value: string): StoredCommand {
+  const cmd = deserialize(Buffer.from(value, 'base64')) as StoredCommand
+  if (!cmd || typeof cmd.a !== 'string' || typeof cmd.m?.type !== 'string' || typeof cmd.t !== 'number') throw new Error('not a command')
+  return cmd
+}
+
+/** The pseudo-actor of barrier commands: applied by nobody, it only marks a place in the log. */
+const BARRIER = '_barrier'
+
+interface Pending {
+  resolve: (v: unknown) => void
+  reject: (e: unknown) => void
+}
+
+export class ClusterLog implements ReplicatedLog {
+  private readonly boot = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`
+  private seq = 0
+  private readonly pending = new Map<string, Pending>()
+  private appliedRevision: number
+  private logTime: number
+  private watch: { stop(): void } | undefined
+  private _state: ClusterLogState = 'starting'
+  private staleReason = ''
+  private readonly deadlineMs: number
+  private readonly applyWaitMs: number
+  /** The log's revision as etcd last told it (watch headers): the lag is this minus the applied revision. */
+  private headRevision = 0
+  private lastAppliedAt = 0
+  /** The revisions of this node's own commands, oldest first (the janitor deletes their keys once all nodes applied them). */
+  readonly ownKeys: Array<{ key: string; revision: number }> = []
+
+  constructor(private readonly o: ClusterLogOptions) {
+    this.appliedRevision = o.applied.revision
+    this.logTime = o.applied.logTime
+    this.deadlineMs = o.deadlineMs ?? 10_000
+    this.applyWaitMs = o.applyWaitMs ?? 15_000
+  }
+
+  get state(): ClusterLogState {
+    return this._state
+  }
+  /** Why the node is stale (the compaction point it fell behind). */
+  get staleDetail(): string {
+    return this.staleReason
+  }
+  get revision(): number {
+    return this.appliedRevision
+  }
+  /** Revisions etcd has that this node has not applied yet (0 when it knows of none). */
+  get lagRevisions(): number {
+    return Math.max(0, this.headRevision - this.appliedRevision)
+  }
+  get lastAppliedAtMs(): number {
+    return this.lastAppliedAt
+  }
+
+  /**
+   * Starts applying from the stored revision and waits until everything in the log before a barrier of this node is
+   * applied. Throws when the log was compacted past this node's revision (restore a newer backup) or etcd is
+   * unreachable (nothing to catch up from).
+   */
+  async start(): Promise<void> {
+    const compacted = new Promise<never>((_, reject) => (this.onCompacted = reject))
+    compacted.catch(() => undefined)
+    this.watch = this.o.client.watch(logPrefixOf(this.o.prefix), this.appliedRevision + 1, {
+      onEvents: (events, header) => this.applyEvents(events, header),
+      onCompacted: (rev) => this.becomeStale(rev),
+      onState: (s, detail) => {
+        if (s === 'retrying') this.o.log(`cluster: the log's watch is resuming on another etcd member${detail ? ` (${detail})` : ''}`)
+      },
+    })
+    await Promise.race([this.barrier(), compacted])
+    this._state = 'live'
+  }
+
+  private onCompacted: (e: Error) => void = () => undefined
+
+  private becomeStale(compactRevision: number): void {
+    this.staleReason =
+      `this node has applied the log up to revision ${this.appliedRevision}, but etcd compacted it at revision ${compactRevision}: ` +
+      'take a backup of a member (edgeplane backup), restore it here (edgeplane restore --from FILE --data DIR) and start again'
+    this._state = 'stale'
+    this.o.log(`cluster: ${this.staleReason}`)
+    for (const p of this.pending.values()) p.reject(new ApiError('CLUSTER_NODE_STALE'))
+    this.pending.clear()
+    this.onCompacted(new Error(this.staleReason))
+  }
+
+  /** Appends an empty command of this node and waits until it is applied: everything before it is applied then. */
+  barrier(): Promise<unknown> {
+    return this.submit(BARRIER, { type: 'sync' })
+  }
+
+  append(actor: string, msg: { type: string }): Promise<unknown> {
+    if (this._state === 'stale') return Promise.reject(new ApiError('CLUSTER_NODE_STALE'))
+    if (this._state === 'stopped') return Promise.reject(new Error('the cluster log is stopped'))
+    return this.submit(actor, msg)
+  }
+
+  private async submit(actor: string, msg: { type: string }): Promise<unknown> {
+    const key = `${logPrefixOf(this.o.prefix)}${this.o.nodeName}/${this.boot}.${String(++this.seq).padStart(12, '0')}`
+    const value = encodeCommand(actor, msg, this.o.clock.now(), this.deadlineMs)
+    const outcome = new Promise((resolve, reject) => this.pending.set(key, { resolve, reject }))
+    outcome.catch(() => undefined)
+    let revision: number
+    try {
+      const r = await this.o.client.putIfAbsent(key, value)
+      if (!r.created) throw new Error(`the log key ${key} is taken by another command`)
+      revision = r.revision
+    } catch (e) {
+      this.pending.delete(key)
+      if (e instanceof EtcdUnavailableError) {
+        this.o.log(`cluster: a change was refused: ${e.message}`)
+        throw new ApiError('CLUSTER_NO_LEADER')
+      }
+      throw e
+    }
+    this.ownKeys.push({ key, revision })
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const waited = new Promise((_, reject) => {
+      timer = setTimeout(() => {
+        // etcd holds the command: it will be applied here once the watch delivers it; the request cannot wait longer
+        if (this.pending.delete(key)) reject(ApiError.withMessage('TIMEOUT', `the change was taken by the cluster's log at revision ${revision} but this node has not applied it yet`))
+      }, this.applyWaitMs)
+    })
+    try {
+      return await Promise.race([outcome, waited])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  private async applyEvents(events: EtcdEvent[], header: number): Promise<void> {
+    if (header > this.headRevision) this.headRevision = header
+    for (const ev of events) {
+      const revision = ev.kv.modRevision
+      if (revision <= this.appliedRevision) continue
+      // a key's later versions and deletions (the janitor's) are not commands
+      if (ev.type !== 'PUT' || ev.kv.version !== 1) {
+        this.appliedRevision = revision
+        continue
+      }
+      await this.applyOne(ev.kv.key, ev.kv.value, revision)
+      this.appliedRevision = revision
+    }
+    if (this.appliedRevision > this.headRevision) this.headRevision = this.appliedRevision
+  }
+
+  private async applyOne(key: string, value: string, revision: number): Promise<void> {
+    const pending = this.pending.get(key)
+    if (pending) this.pending.delete(key)
+    let cmd: StoredCommand
+    try {
+      cmd = decodeCommand(value)
+    } catch (e) {
+      this.o.log(`cluster: the log entry ${key} at revision ${revision} is not a command (${describeThrown(e)}); skipped`)
+      pending?.reject(new Error('the command could not be read back'))
+      return
+    }
+    this.lastAppliedAt = Date.now()
+    if (cmd.a === BARRIER) {
+      pending?.resolve(undefined)
+      return
+    }
+    if (cmd.d < this.logTime) {
+      pending?.reject(new ApiError('CLUSTER_NO_LEADER'))
+      return
+    }
+    if (cmd.t > this.logTime) this.logTime = cmd.t
+    const target = this.o.targets.get(cmd.a)
+    if (!target) {
+      this.o.log(`cluster: the command ${cmd.m.type} at revision ${revision} names an unknown actor '${cmd.a}'; skipped`)
+      pending?.reject(new Error(`unknown actor ${cmd.a}`))
+      return
+    }
+    if (!pending) this.o.onRemoteApplied?.(this.o.clock.now() - cmd.t)
+    const { handled, outcome } = target.applyLogged({ msg: cmd.m as never, now: cmd.t, seed: key, revision, logTime: this.logTime })
+    if (pending) outcome.then(pending.resolve, pending.reject)
+    else outcome.catch(() => undefined)
+    await handled
+  }
+
+  stop(): void {
+    this._state = 'stopped'
+    this.watch?.stop()
+    for (const p of this.pending.values()) p.reject(new Error('the cluster log stopped'))
+    this.pending.clear()
+  }
+}

@@ -1,0 +1,164 @@
+/**
+ * What a cluster node tells the others about itself, outside the log, and what it learns of them:
+ * - `<prefix>/nodes/<name>`: a key under a 5 s lease, rewritten every second while the node applies the log: its
+ *   applied revision, lag and API address. Present = the node is up and applying (`GET /controllers` `isOnline`).
+ * - `<prefix>/applied/<name>`: its applied revision without a lease, every 10 s: compaction never goes past the
+ *   lowest of these, so a node that is down (not removed) can still catch up by replay when it comes back.
+ * - The peers' keys are read every second into memory: reads of `/controllers` and `cluster status` never wait on etcd.
+ * - Janitor (every 30 s): this node deletes the keys of its own commands every registered node has applied, and the
+ *   first live node by name compacts etcd's history up to the lowest applied revision.
+ * Failures only delay these: each step is retried at its next tick, and none can end the process.
+ */
+import { describeThrown } from '../lib/describe-thrown.ts'
+import type { EtcdClient } from './etcd-client.ts'
+import type { ClusterLog } from './cluster-log.ts'
+
+/** A node as its liveness key shows it. */
+export interface NodeLiveness {
+  name: string
+  revision: number
+  lagRevisions: number
+  state: string
+  apiUrl: string
+  /** Its clock when it wrote the key. */
+  at: number
+}
+
+export interface MembershipOptions {
+  client: EtcdClient
+  prefix: string
+  nodeName: string
+  apiUrl: string
+  log: ClusterLog
+  note: (line: string) => void
+  /** Tests shorten the ticks. */
+  heartbeatEveryMs?: number
+  janitorEveryMs?: number
+}
+
+export const nodesPrefixOf = (prefix: string) => `${prefix}/nodes/`
+export const appliedPrefixOf = (prefix: string) => `${prefix}/applied/`
+
+/** Compaction waits until this many revisions can go at once. */
+const COMPACT_STEP = 1_000
+
+export class ClusterMembership {
+  private lease: string | undefined
+  private readonly peers = new Map<string, NodeLiveness>()
+  private peersReadAt = 0
+  private timers: ReturnType<typeof setInterval>[] = []
+  private lastAppliedWritten = -1
+  private compactedTo = 0
+  private etcdReachable = true
+  private lastError = ''
+  private beating = false
+
+  constructor(private readonly o: MembershipOptions) {}
+
+  /** Writes this node's applied revision once (before catching up: compaction must not pass it meanwhile). */
+  async registerApplied(): Promise<void> {
+    await this.o.client.put(`${appliedPrefixOf(this.o.prefix)}${this.o.nodeName}`, String(this.o.log.revision))
+  }
+
+  start(): void {
+    const beat = setInterval(() => void this.heartbeat(), this.o.heartbeatEveryMs ?? 1_000)
+    const janitor = setInterval(() => void this.janitor(), this.o.janitorEveryMs ?? 30_000)
+    beat.unref?.()
+    janitor.unref?.()
+    this.timers = [beat, janitor]
+    void this.heartbeat()
+  }
+
+  /** The live nodes as last read (this one included once its first heartbeat went out). */
+  live(): ReadonlyMap<string, NodeLiveness> {
+    return this.peers
+  }
+
+  /** Whether etcd answered the last heartbeat, and what it said when it did not. */
+  get etcd(): { reachable: boolean; error: string; peersReadAt: number } {
+    return { reachable: this.etcdReachable, error: this.lastError, peersReadAt: this.peersReadAt }
+  }
+
+  async heartbeat(): Promise<void> {
+    if (this.beating) return
+    this.beating = true
+    try {
+      const c = this.o.client
+      if (this.o.log.state === 'live') {
+        if (this.lease === undefined) this.lease = await c.leaseGrant(5)
+        else if ((await c.leaseKeepAlive(this.lease)) <= 0) this.lease = await c.leaseGrant(5)
+        const me: NodeLiveness = {
+          name: this.o.nodeName,
+          revision: this.o.log.revision,
+          lagRevisions: this.o.log.lagRevisions,
+          state: this.o.log.state,
+          apiUrl: this.o.apiUrl,
+          at: Date.now(),
+        }
+        await c.put(`${nodesPrefixOf(this.o.prefix)}${this.o.nodeName}`, JSON.stringify(me), { lease: this.lease })
+      }
+      const { kvs } = await c.range(nodesPrefixOf(this.o.prefix), { prefix: true })
+      this.peers.clear()
+      for (const kv of kvs) {
+        try {
+          const n = JSON.parse(kv.value) as NodeLiveness
+          if (typeof n.name === 'string') this.peers.set(n.name, n)
+        } catch {
+          // a key someone else wrote: not a node
+        }
+      }
+      this.peersReadAt = Date.now()
+      this.etcdReachable = true
+      this.lastError = ''
+    } catch (e) {
+      this.etcdReachable = false
+      this.lastError = e instanceof Error ? e.message : String(e)
+      this.lease = undefined
+    } finally {
+      this.beating = false
+    }
+  }
+
+  async janitor(): Promise<void> {
+    try {
+      const c = this.o.client
+      const log = this.o.log
+      if (log.state !== 'live') return
+      if (log.revision !== this.lastAppliedWritten) {
+        await this.registerApplied()
+        this.lastAppliedWritten = log.revision
+      }
+      const { kvs } = await c.range(appliedPrefixOf(this.o.prefix), { prefix: true })
+      const applied = kvs.map((kv) => Number(kv.value)).filter((n) => Number.isFinite(n))
+      if (applied.length === 0) return
+      const lowest = Math.min(...applied)
+      // this node's own command keys that every registered node applied: one range delete
+      const own = log.ownKeys
+      let n = 0
+      while (n < own.length && own[n].revision <= lowest) n++
+      if (n > 0) {
+        await c.deleteRange(own[0].key, `${own[n - 1].key}\u0000`)
+        own.splice(0, n)
+      }
+      const first = [...this.peers.keys()].sort()[0]
+      if (first === this.o.nodeName && lowest - this.compactedTo >= COMPACT_STEP) {
+        await c.compact(lowest)
+        this.compactedTo = lowest
+        this.o.note(`cluster: etcd's history compacted up to revision ${lowest} (the lowest revision a registered node applied)`)
+      }
+    } catch (e) {
+      // retried at the next tick
+      this.lastError = e instanceof Error ? e.message : describeThrown(e)
+    }
+  }
+
+  async stop(): Promise<void> {
+    for (const t of this.timers) clearInterval(t)
+    this.timers = []
+    if (this.lease !== undefined) {
+      // the node leaves the live set at once rather than when its lease runs out
+      await this.o.client.leaseRevoke(this.lease).catch(() => undefined)
+      this.lease = undefined
+    }
+  }
+}

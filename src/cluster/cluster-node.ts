@@ -1,0 +1,181 @@
+/**
+ * A cluster node's start: the cluster's identity, the log, the membership keys, and the node's own record.
+ *
+ * - The first node started on an empty etcd prefix initialises the cluster (`<prefix>/init`, created only if absent):
+ *   its data directory's state is the state at that revision, which it records as applied.
+ * - Any other node starts from a backup of a member (`edgeplane restore`): its store names the cluster (meta
+ *   `clusterId`) and the revision the backup was taken at, and it catches up from there before it answers. A data
+ *   directory of no member, or of another cluster, is refused with what to do instead.
+ * - Then the node joins (`controller.join`, a command: its name, certificate and API addresses are replicated state).
+ */
+import { randomUUID } from 'node:crypto'
+import { APPLIED_KEY, type ActorSystemDeps } from '../actors/runtime/actor-runtime.ts'
+import type { ControllersActor } from '../actors/controllers/controllers-actor.ts'
+import type { Clock } from '../lib/clock.ts'
+import type { Store } from '../store/store-env.ts'
+import { ClusterLog, type LogTarget } from './cluster-log.ts'
+import { ClusterMembership } from './cluster-membership.ts'
+import { EtcdClient } from './etcd-client.ts'
+import { stateDigest, type StateDigest } from './cluster-digest.ts'
+
+/** The `cluster:` settings (config file, `--cluster-endpoints`, `--node-name`). */
+export interface ClusterSettings {
+  /** etcd client URLs (http://host:port). */
+  endpoints: string[]
+  nodeName: string
+  /** The key prefix in etcd (default `/edgeplane`): several clusters can share one etcd. */
+  prefix?: string
+  /** Tests shorten the membership ticks. */
+  heartbeatEveryMs?: number
+  janitorEveryMs?: number
+}
+
+export const DEFAULT_CLUSTER_PREFIX = '/edgeplane'
+/** meta key of the cluster's id, in every member's store. */
+export const CLUSTER_ID_KEY = 'clusterId'
+
+/** A node name: what `--node-name` may be (it is a key part in etcd and a controller id). */
+export const NODE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/
+
+export interface ClusterNode {
+  readonly settings: ClusterSettings & { prefix: string }
+  readonly log: ClusterLog
+  readonly membership: ClusterMembership
+  readonly client: EtcdClient
+  readonly clusterId: string
+  /** Catches up from the stored revision (before the listener opens). */
+  catchUp(): Promise<void>
+  /** Writes this node's record (after the listener opens: its address is known then). */
+  join(node: { certPem: string; fingerprint: string; baseUrl: string }): Promise<void>
+  digest(): StateDigest
+  stop(): Promise<void>
+}
+
+interface InitRecord {
+  clusterId: string
+  by: string
+  revision: number
+}
+
+/**
+ * Opens the cluster for this node: checks or initialises the cluster's identity and makes the log, which is attached
+ * to the actors (`deps.log`) before anything else can write.
+ */
+export async function openClusterNode(o: {
+  settings: ClusterSettings
+  store: Store
+  deps: ActorSystemDeps
+  clock: Clock
+  targets: ReadonlyMap<string, LogTarget>
+  note: (line: string) => void
+  onRemoteApplied?: (lagMs: number) => void
+}): Promise<ClusterNode> {
+  const settings = { ...o.settings, prefix: (o.settings.prefix ?? DEFAULT_CLUSTER_PREFIX).replace(/\/+$/, '') }
+  if (!NODE_NAME_PATTERN.test(settings.nodeName)) throw new Error(`the node name '${settings.nodeName}' is not valid: letters, digits, '.', '_' and '-', at most 63`)
+  if (settings.endpoints.length === 0) throw new Error('a cluster node needs at least one etcd endpoint (--cluster-endpoints)')
+  const client = new EtcdClient({ endpoints: settings.endpoints })
+  const meta = o.store.db('meta')
+  let clusterId = meta.get(CLUSTER_ID_KEY) as string | undefined
+  let applied = (meta.get(APPLIED_KEY) as { revision: number; logTime: number } | undefined) ?? { revision: 0, logTime: 0 }
+  const initKey = `${settings.prefix}/init`
+  const describeEtcd = (e: unknown) => `etcd at ${settings.endpoints.join(', ')} cannot be reached: ${e instanceof Error ? e.message : String(e)}`
+  let init = await client.get(initKey).catch((e) => {
+    throw new Error(describeEtcd(e))
+  })
+  if (!init && clusterId === undefined) {
+    // the first node: its state is the cluster's at the revision of the init key
+    const id = randomUUID()
+    const record: InitRecord = { clusterId: id, by: settings.nodeName, revision: 0 }
+    const r = await client.putIfAbsent(initKey, JSON.stringify(record))
+    if (r.created) {
+      applied = { revision: r.revision, logTime: o.clock.now() }
+      await o.store.commit([
+        { db: 'meta', key: CLUSTER_ID_KEY, value: id },
+        { db: 'meta', key: APPLIED_KEY, value: applied },
+      ])
+      clusterId = id
+      o.note(`cluster: initialised cluster ${id} at etcd revision ${r.revision} from this node's data directory (prefix ${settings.prefix})`)
+    }
+    init = await client.get(initKey)
+  }
+  if (!init) throw new Error(`the cluster's init key ${initKey} vanished from etcd`)
+  const initRecord = JSON.parse(init.value) as InitRecord
+  if (clusterId === undefined) {
+    throw new Error(
+      `etcd prefix ${settings.prefix} holds cluster ${initRecord.clusterId}, and this data directory is not one of its members': ` +
+        'take a backup of a member (edgeplane backup --data DIR --to FILE), restore it here (edgeplane restore --from FILE --data DIR), then start again',
+    )
+  }
+  if (clusterId !== initRecord.clusterId) {
+    throw new Error(`this data directory belongs to cluster ${clusterId}, but etcd prefix ${settings.prefix} holds cluster ${initRecord.clusterId}`)
+  }
+  const log = new ClusterLog({
+    client,
+    prefix: settings.prefix,
+    nodeName: settings.nodeName,
+    clock: o.clock,
+    applied,
+    targets: o.targets,
+    log: o.note,
+    onRemoteApplied: o.onRemoteApplied,
+  })
+  o.deps.log = log
+  let membership: ClusterMembership | undefined
+  const node: ClusterNode = {
+    settings,
+    log,
+    client,
+    clusterId,
+    get membership() {
+      if (!membership) throw new Error('the node has not joined yet')
+      return membership
+    },
+    async catchUp() {
+      // compaction must not pass this node's revision while it catches up
+      await client.put(`${settings.prefix}/applied/${settings.nodeName}`, String(applied.revision))
+      const from = applied.revision
+      const t0 = performance.now()
+      await log.start()
+      const n = log.revision - from
+      o.note(`cluster: node ${settings.nodeName} caught up from revision ${from} to ${log.revision} (${n} revisions in ${Math.round(performance.now() - t0)} ms)`)
+    },
+    async join(self) {
+      membership = new ClusterMembership({
+        client,
+        prefix: settings.prefix,
+        nodeName: settings.nodeName,
+        apiUrl: self.baseUrl,
+        log,
+        note: o.note,
+        heartbeatEveryMs: settings.heartbeatEveryMs,
+        janitorEveryMs: settings.janitorEveryMs,
+      })
+      const controllers = o.targets.get('controllers') as unknown as ControllersActor
+      await controllers.ask({
+        type: 'controller.join',
+        controller: {
+          id: settings.nodeName,
+          name: settings.nodeName,
+          certPem: self.certPem,
+          fingerprint: self.fingerprint,
+          apiAddresses: {
+            'edge-client': [{ url: `${self.baseUrl}/edge/client/v1`, version: 'v1' }],
+            'edge-management': [{ url: `${self.baseUrl}/edge/management/v1`, version: 'v1' }],
+            'edge-oidc': [{ url: `${self.baseUrl}/oidc`, version: 'v1' }],
+          },
+          ctrlAddress: null,
+          tags: {},
+        },
+        change: { author: settings.nodeName, source: 'system' },
+      })
+      membership.start()
+    },
+    digest: () => stateDigest(o.store),
+    async stop() {
+      await membership?.stop()
+      log.stop()
+      client.close()
+    },
+  }
+  return node
+}
