@@ -30,6 +30,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   server: ['lib', 'errors', 'domain', 'pki', 'auth', 'store', 'actors', 'flows', 'http', 'config', 'version', 'schemas'],
   operate: ['lib', 'pki', 'store', 'version', 'domain', 'flows'], // backup, restore, status: offline on a data directory, or a client; restore runs the integrity check's record checks
   cli: ['lib', 'config'],
+  cluster: ['lib'], // the etcd client and what the cluster builds on it
   main: ['lib', 'config', 'server', 'version', 'router-config', 'operate', 'cli'],
 }
 
