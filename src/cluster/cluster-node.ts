@@ -17,6 +17,7 @@ import { ClusterLog, type LogTarget } from './cluster-log.ts'
 import { ClusterMembership } from './cluster-membership.ts'
 import { EtcdClient } from './etcd-client.ts'
 import { stateDigest, type StateDigest } from './cluster-digest.ts'
+import { DEFAULT_CLUSTER_PREFIX, NODE_NAME_PATTERN } from '../lib/cluster-names.ts'
 
 /** The `cluster:` settings (config file, `--cluster-endpoints`, `--node-name`). */
 export interface ClusterSettings {
@@ -30,12 +31,9 @@ export interface ClusterSettings {
   janitorEveryMs?: number
 }
 
-export const DEFAULT_CLUSTER_PREFIX = '/edgeplane'
+export { DEFAULT_CLUSTER_PREFIX, NODE_NAME_PATTERN } from '../lib/cluster-names.ts'
 /** meta key of the cluster's id, in every member's store. */
 export const CLUSTER_ID_KEY = 'clusterId'
-
-/** A node name: what `--node-name` may be (it is a key part in etcd and a controller id). */
-export const NODE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/
 
 export interface ClusterNode {
   readonly settings: ClusterSettings & { prefix: string }
