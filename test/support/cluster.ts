@@ -82,6 +82,10 @@ export interface TestCluster {
   revision(node: TestNode): Promise<number>
   /** Waits until every running node (or the given ones) applied at least `revision`; default: the highest any has. */
   waitForRevision(revision?: number, nodes?: TestNode[], timeoutMs?: number): Promise<number>
+  /** Every item of a list, page by page (limit 500). */
+  listAll(node: TestNode, path: string, token: string): Promise<any[]>
+  /** Whether running nodes answer GET /cluster with their digest (the digest of a running child needs it). */
+  hasClusterRoute(): Promise<boolean>
   /** The state digest of a node: in-process from its store, child over GET /cluster when it runs, else from its stopped store. */
   digest(node: TestNode): Promise<StateDigest>
   stop(): Promise<void>
@@ -168,7 +172,11 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
           })
           n.url = n.server.url
         } else {
-          n.child = await startChild(dataDir, ADMIN.password, { config: { cluster: settings(name) } })
+          // the flags of `edgeplane run`, the prefix from the config file (the node's ticks are the defaults)
+          n.child = await startChild(dataDir, ADMIN.password, {
+            config: { cluster: { prefix } },
+            args: ['--cluster-endpoints', etcd.endpoints.join(','), '--node-name', name],
+          })
           n.url = n.child.url
         }
       },
@@ -261,7 +269,10 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
     },
     async revision(node) {
       if (node.server?.cluster) return node.server.cluster.log.revision
-      return (await api.digest(node)).revision
+      if (!node.running()) return (await api.digest(node)).revision
+      // a running child: its liveness key in etcd (rewritten every second with its applied revision)
+      const kv = await etcdClient.get(`${prefix}/nodes/${node.name}`)
+      return kv ? Number(JSON.parse(kv.value).revision) : 0
     },
     async waitForRevision(revision, which, timeoutMs = 15_000) {
       const targets = (which ?? nodes).filter((n) => n.running())
@@ -273,18 +284,30 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
       )
       return target
     },
+    async listAll(node, path, token) {
+      const items: any[] = []
+      for (let offset = 0; ; offset += 500) {
+        const page = await api.call(node, 'GET', `${path}${path.includes('?') ? '&' : '?'}limit=500&offset=${offset}`, { token })
+        if (page.status !== 200) throw new Error(`GET ${path} on ${node.name}: ${page.status} ${page.text}`)
+        items.push(...page.body.data)
+        if (page.body.data.length < 500) return items
+      }
+    },
+    async hasClusterRoute() {
+      if (clusterRouteKnown !== undefined) return clusterRouteKnown
+      const n = nodes.find((x) => x.running())
+      if (!n) return false
+      const res = await api.call(n, 'GET', `${MGMT}/cluster`, { token: await api.login(n) }).catch(() => undefined)
+      clusterRouteKnown = res?.status === 200 && typeof res.body?.data?.digest === 'object'
+      return clusterRouteKnown
+    },
     async digest(node) {
       if (node.server?.cluster) return node.server.cluster.digest()
       if (node.running()) {
-        if (clusterRouteKnown !== false) {
-          const token = await api.login(node)
-          const res = await api.call(node, 'GET', `${MGMT}/cluster`, { token })
-          if (res.status === 200 && res.body?.data?.digest) {
-            clusterRouteKnown = true
-            const d = res.body.data.digest
-            return { revision: d.revision, digest: d.digest, records: d.records }
-          }
-          clusterRouteKnown = false
+        if (await api.hasClusterRoute()) {
+          const res = await api.call(node, 'GET', `${MGMT}/cluster`, { token: await api.login(node) })
+          const d = res.body.data.digest
+          return { revision: d.revision, digest: d.digest, records: d.records }
         }
         throw new Error(`the digest of running child ${node.name} needs GET /cluster`)
       }
