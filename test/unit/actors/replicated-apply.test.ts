@@ -54,7 +54,7 @@ class SharedLog {
       for (let i = this.cursor.get(n)!; i < this.entries.length; i++) {
         const e = this.entries[i]
         const target = e.actor === 'policy-graph' ? n.graph : n.sessions
-        const cmd: LoggedCommand<never> = { msg: e.msg as never, now: e.now, seed: e.key, revision: i + 1, logTime: e.now }
+        const cmd: LoggedCommand<never> = { msg: e.msg as never, now: e.now, seed: e.key, revision: i + 1, logTimes: { [e.key.split('/')[1]]: e.now } }
         const { handled, outcome } = target.applyLogged(cmd)
         const w = e.key.startsWith(`log/${n.name}/`) ? this.waiting.get(e.key) : undefined
         if (w) outcome.then(w.resolve, w.reject)
@@ -111,8 +111,8 @@ describe('applying a replicated log', () => {
     expect(onA!.createdAt).toBe(1_700_000_000_000)
     // every node stored the same record, and the revision it applied, in the commit of the change
     expect(b.store.db('services').get(id)).toEqual(a.store.db('services').get(id))
-    expect(a.store.db('meta').get(APPLIED_KEY)).toEqual({ revision: 1, logTime: 1_700_000_000_000 })
-    expect(b.store.db('meta').get(APPLIED_KEY)).toEqual({ revision: 1, logTime: 1_700_000_000_000 })
+    expect(a.store.db('meta').get(APPLIED_KEY)).toEqual({ revision: 1, logTimes: { a: 1_700_000_000_000 } })
+    expect(b.store.db('meta').get(APPLIED_KEY)).toEqual({ revision: 1, logTimes: { a: 1_700_000_000_000 } })
     expect(a.appended).toEqual(['service.create'])
     expect(b.appended).toEqual([])
   })
