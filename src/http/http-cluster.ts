@@ -1,0 +1,148 @@
+/**
+ * What the HTTP layer reads of a cluster node (`GET /controllers`, `GET /cluster`, `/health-checks`, metrics): the
+ * log's state and revisions and the membership's liveness view, all from memory; only `GET /cluster` asks etcd
+ * (its members' status and the revisions registered by nodes that are down).
+ * - this node is online while its log is live (applying); another node while its liveness key (under a 5 s lease,
+ *   rewritten every second while it applies) was present at this node's last read of them, and that read is no
+ *   older than the lease: a node cut off from etcd does not vouch for peers it can no longer see.
+ */
+import type { ClusterNode } from '../cluster/cluster-node.ts'
+import type { ClusterLogState } from '../cluster/cluster-log.ts'
+import type { NodeLiveness } from '../cluster/cluster-membership.ts'
+import { appliedPrefixOf } from '../cluster/cluster-membership.ts'
+import type { EndpointStatus } from '../cluster/etcd-client.ts'
+import type { StateDigest } from '../cluster/cluster-digest.ts'
+
+/** How old the last read of the liveness keys may be for its peers to count as online (the keys' lease). */
+export const LIVENESS_TTL_MS = 5_000
+
+export interface ClusterView {
+  readonly nodeName: string
+  readonly clusterId: string
+  state(): ClusterLogState
+  /** Why the node is stale ('' otherwise). */
+  staleDetail(): string
+  appliedRevision(): number
+  lagRevisions(): number
+  /** Whether etcd answered this node's last heartbeat, and what went wrong when it did not. */
+  etcd(): { reachable: boolean; error: string }
+  /** The nodes whose liveness keys this node last read (empty before it joined). */
+  live(): ReadonlyMap<string, NodeLiveness>
+  isOnline(name: string): boolean
+  /** etcd: each member's status (never throws; a member that does not answer says why). */
+  endpointStatus(): Promise<EndpointStatus[]>
+  /** etcd: the applied revision each node last registered (empty when etcd does not answer). */
+  registeredRevisions(): Promise<ReadonlyMap<string, number>>
+  digest(): StateDigest
+}
+
+const NO_PEERS: ReadonlyMap<string, NodeLiveness> = new Map()
+
+export function clusterViewOf(node: ClusterNode, now: () => number = Date.now): ClusterView {
+  const membership = () => {
+    try {
+      return node.membership
+    } catch {
+      // not joined yet (the listener opens before the join)
+      return undefined
+    }
+  }
+  const view: ClusterView = {
+    nodeName: node.settings.nodeName,
+    clusterId: node.clusterId,
+    state: () => node.log.state,
+    staleDetail: () => node.log.staleDetail,
+    appliedRevision: () => node.log.revision,
+    lagRevisions: () => node.log.lagRevisions,
+    etcd: () => {
+      const m = membership()
+      return m ? { reachable: m.etcd.reachable, error: m.etcd.error } : { reachable: true, error: '' }
+    },
+    live: () => membership()?.live() ?? NO_PEERS,
+    isOnline(name) {
+      if (name === view.nodeName) return node.log.state === 'live'
+      const m = membership()
+      if (!m || now() - m.etcd.peersReadAt > LIVENESS_TTL_MS) return false
+      return m.live().has(name)
+    },
+    endpointStatus: () => node.client.status(),
+    async registeredRevisions() {
+      const out = new Map<string, number>()
+      const prefix = appliedPrefixOf(node.settings.prefix)
+      try {
+        const { kvs } = await node.client.range(prefix, { prefix: true })
+        for (const kv of kvs) {
+          const n = Number(kv.value)
+          if (Number.isFinite(n)) out.set(kv.key.slice(prefix.length), n)
+        }
+      } catch {
+        // etcd does not answer: the status says so through `etcd`
+      }
+      return out
+    },
+    digest: () => node.digest(),
+  }
+  return view
+}
+
+/** One node as `GET /cluster` shows it. */
+export interface ClusterNodeStatus {
+  name: string
+  revision: number | null
+  lagRevisions: number | null
+  isOnline: boolean
+  apiUrl: string | null
+}
+
+const CLIENT_API_SUFFIX = '/edge/client/v1'
+
+/**
+ * `GET /cluster` `data`: this node's log, etcd as this node sees it (its last heartbeat, and each member's status
+ * asked now), every node (joined records and live keys), and the digest of this node's state. Reads only.
+ */
+export async function clusterStatus(view: ClusterView, nodes: Iterable<{ id: string; apiAddresses: Record<string, { url: string }[]> }>) {
+  const [endpoints, registered] = await Promise.all([view.endpointStatus(), view.registeredRevisions()])
+  const live = view.live()
+  const records = new Map<string, { apiAddresses: Record<string, { url: string }[]> }>()
+  for (const n of nodes) records.set(n.id, n)
+  const head = view.appliedRevision() + view.lagRevisions()
+  const names = [...new Set([...records.keys(), ...live.keys(), view.nodeName])].sort()
+  const rows: ClusterNodeStatus[] = names.map((name) => {
+    const isOnline = view.isOnline(name)
+    const liveness = live.get(name)
+    const recorded = records.get(name)?.apiAddresses['edge-client']?.[0]?.url
+    const apiUrl = liveness?.apiUrl ?? (recorded?.endsWith(CLIENT_API_SUFFIX) ? recorded.slice(0, -CLIENT_API_SUFFIX.length) : (recorded ?? null))
+    if (name === view.nodeName) return { name, revision: view.appliedRevision(), lagRevisions: view.lagRevisions(), isOnline, apiUrl }
+    if (isOnline && liveness) return { name, revision: liveness.revision, lagRevisions: liveness.lagRevisions, isOnline, apiUrl }
+    const revision = registered.get(name) ?? null
+    return { name, revision, lagRevisions: revision === null ? null : Math.max(0, head - revision), isOnline, apiUrl }
+  })
+  const etcd = view.etcd()
+  const staleDetail = view.staleDetail()
+  return {
+    nodeName: view.nodeName,
+    clusterId: view.clusterId,
+    state: view.state(),
+    ...(staleDetail ? { staleDetail } : {}),
+    appliedRevision: view.appliedRevision(),
+    lagRevisions: view.lagRevisions(),
+    etcd: { reachable: etcd.reachable, error: etcd.error, endpoints },
+    nodes: rows,
+    digest: view.digest(),
+  }
+}
+
+/**
+ * The `cluster` health check: healthy while the log is live (this node applies it) and etcd answered the last
+ * heartbeat; a stale node says why and what to do (restore a newer backup of a member).
+ */
+export function clusterVerdict(view: ClusterView): { healthy: boolean; details: string } {
+  const etcd = view.etcd()
+  const facts =
+    `node ${view.nodeName}, applied revision ${view.appliedRevision()}, ${view.lagRevisions()} revisions behind, ` +
+    (etcd.reachable ? 'etcd reachable' : `etcd unreachable: ${etcd.error}`)
+  const state = view.state()
+  if (state === 'stale') return { healthy: false, details: `node ${view.nodeName} is stale: ${view.staleDetail()}` }
+  if (state !== 'live') return { healthy: false, details: `the log is ${state}; ${facts}` }
+  return { healthy: etcd.reachable, details: facts }
+}
