@@ -147,9 +147,8 @@ describe('a cluster of three nodes', () => {
     const own = await c.call(joined, 'POST', `${MGMT}/services`, { token: admin, body: { name: 'from-node-4', encryptionRequired: false } })
     expect(own.status).toBe(201)
     await until(a, `${MGMT}/services/${own.body.data.id}`, 200)
-    await c.waitForRevision()
-    const digests = await Promise.all(c.nodes.filter((n) => n.running()).map((n) => c.digest(n)))
-    expect(new Set(digests.map((d) => `${d.revision}/${d.digest}`)).size).toBe(1)
+    const digests = await c.settledDigests()
+    expect(digests.map((d) => `${d.revision} ${d.digest}`)).toEqual(digests.map(() => `${digests[0].revision} ${digests[0].digest}`))
   })
 
   test('a restarted node has caught up before it answers', async () => {
@@ -171,8 +170,7 @@ describe('a cluster of three nodes', () => {
     expect(await c.revision(d)).toBeGreaterThanOrEqual(aRevision)
     for (const id of ids) expect((await c.call(d, 'GET', `${MGMT}/configs/${id}`, { token: admin })).status).toBe(200)
     expect((await c.call(d, 'GET', `${MGMT}/services?${byName('read-everywhere')}`, { token: admin })).body.data).toEqual([])
-    await c.waitForRevision()
-    const digests = await Promise.all(c.nodes.filter((n) => n.running()).map((n) => c.digest(n)))
-    expect(new Set(digests.map((x) => `${x.revision}/${x.digest}`)).size).toBe(1)
+    const digests = await c.settledDigests()
+    expect(digests.map((d) => `${d.revision} ${d.digest}`)).toEqual(digests.map(() => `${digests[0].revision} ${digests[0].digest}`))
   })
 })
