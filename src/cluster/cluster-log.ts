@@ -17,8 +17,9 @@
  * - A barrier (`sync`) is an empty command of this node: once it is applied, so is everything before it. A node
  *   starts answering only after one (it caught up from its backup's revision).
  * - Compaction: a watch from below etcd's compaction point cannot replay: the node stops applying (`stale`), refuses
- *   writes (503 CLUSTER_NODE_STALE) and its health check fails: it must be restored from a newer backup of a member.
- *   Compaction itself (`cluster-janitor.ts`) never goes past the lowest revision a registered node has applied.
+ *   writes (503 CLUSTER_NODE_STALE) and its health check fails; restarted, it replaces its store with a live member's
+ *   snapshot (`cluster-snapshot.ts`). Compaction itself (`cluster-membership.ts` janitor) never goes past the lowest
+ *   revision a registered node has applied, so only a compaction by hand or a removed node's return gets here.
  */
 import { deserialize, serialize } from 'bun:jsc'
 import { ApiError } from '../errors/api-error.ts'
@@ -161,7 +162,7 @@ export class ClusterLog implements ReplicatedLog {
   private becomeStale(compactRevision: number): void {
     this.staleReason =
       `this node has applied the log up to revision ${this.appliedRevision}, but etcd compacted it at revision ${compactRevision}: ` +
-      'take a backup of a member (edgeplane backup), restore it here (edgeplane restore --from FILE --data DIR) and start again'
+      'restart this node: at start it fetches a state snapshot from a live member (cluster-snapshot.ts)'
     this._state = 'stale'
     this.o.log(`cluster: ${this.staleReason}`)
     for (const p of this.pending.values()) p.reject(new ApiError('CLUSTER_NODE_STALE'))
