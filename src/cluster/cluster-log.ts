@@ -5,7 +5,7 @@
  *   own (`<prefix>/log/<node>/<boot>.<seq>`) with create-if-absent: a submission that timed out is retried on the next
  *   endpoint, and a retry that finds its own command already there counts as done (`EtcdClient.putIfAbsent`), so a
  *   command is never in the log twice. No endpoint answers: 503 CLUSTER_NO_LEADER, and nothing was changed.
- * - Apply: one watch on `<prefix>/log/` from the last applied revision + 1; every node, the proposer too, hands each
+ * - Apply: one watch on `<prefix>/` (commands under `<prefix>/log/`) from the last applied revision + 1; every node, the proposer too, hands each
  *   command to its actor in revision order (`Actor.applyLogged`), which stores the revision with the command's writes
  *   in one LMDB transaction. The proposer answers its request with the outcome of its own apply: a race lost on
  *   another node gives the same 400/409 here, and exactly one winner everywhere.
@@ -87,6 +87,9 @@ function proposerOf(key: string, prefix: string): string {
   return slash < 0 ? rest : rest.slice(0, slash)
 }
 
+/** A watch stream silent this long (heartbeats come every second) is given up and resumed on another member. */
+const WATCH_IDLE_MS = 10_000
+
 /** The pseudo-actor of barrier commands: applied by nobody, it only marks a place in the log. */
 const BARRIER = '_barrier'
 
@@ -113,7 +116,10 @@ export class ClusterLog implements ReplicatedLog {
   /** The revisions of this node's own commands, oldest first (the janitor deletes their keys once all nodes applied them). */
   readonly ownKeys: Array<{ key: string; revision: number }> = []
 
+  private readonly logPrefix: string
+
   constructor(private readonly o: ClusterLogOptions) {
+    this.logPrefix = logPrefixOf(o.prefix)
     this.appliedRevision = o.applied.revision
     this.logTimes = { ...o.applied.logTimes }
     this.deadlineMs = o.deadlineMs ?? 10_000
@@ -146,13 +152,20 @@ export class ClusterLog implements ReplicatedLog {
   async start(): Promise<void> {
     const compacted = new Promise<never>((_, reject) => (this.onCompacted = reject))
     compacted.catch(() => undefined)
-    this.watch = this.o.client.watch(logPrefixOf(this.o.prefix), this.appliedRevision + 1, {
-      onEvents: (events, header) => this.applyEvents(events, header),
-      onCompacted: (rev) => this.becomeStale(rev),
-      onState: (s, detail) => {
-        if (s === 'retrying') this.o.log(`cluster: the log's watch is resuming on another etcd member${detail ? ` (${detail})` : ''}`)
+    // the one watch covers the whole prefix: besides the commands it sees every node's heartbeat (a key rewritten every
+    // second), so a stream that goes quiet for longer than the idle timeout is a dead member, and it is resumed elsewhere
+    this.watch = this.o.client.watch(
+      `${this.o.prefix}/`,
+      this.appliedRevision + 1,
+      {
+        onEvents: (events, header) => this.applyEvents(events, header),
+        onCompacted: (rev) => this.becomeStale(rev),
+        onState: (s, detail) => {
+          if (s === 'retrying') this.o.log(`cluster: the log's watch is resuming on another etcd member${detail ? ` (${detail})` : ''}`)
+        },
       },
-    })
+      { idleTimeoutMs: WATCH_IDLE_MS },
+    )
     await Promise.race([this.barrier(), compacted])
     this._state = 'live'
   }
@@ -219,8 +232,8 @@ export class ClusterLog implements ReplicatedLog {
     for (const ev of events) {
       const revision = ev.kv.modRevision
       if (revision <= this.appliedRevision) continue
-      // a key's later versions and deletions (the janitor's) are not commands
-      if (ev.type !== 'PUT' || ev.kv.version !== 1) {
+      // other keys (heartbeats, applied revisions), a key's later versions and deletions (the janitor's) are not commands
+      if (ev.type !== 'PUT' || ev.kv.version !== 1 || !ev.kv.key.startsWith(this.logPrefix)) {
         this.appliedRevision = revision
         continue
       }
