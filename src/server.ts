@@ -265,7 +265,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // a cluster node: the log is attached before any actor can write (its timers included); the actors are its targets
   const logTargets = new Map<string, LogTarget>([['ca', ca]])
   const clusterNode = opts.cluster
-    ? await openClusterNode({ settings: opts.cluster, store, deps, clock, targets: logTargets, note: log })
+    ? await openClusterNode({ settings: opts.cluster, dataDir: opts.dataDir, store, deps, clock, targets: logTargets, note: log })
     : undefined
   const pki = ca.snapshot().pki
   phases.end('pki')

@@ -27,6 +27,7 @@ import { describeThrown } from '../lib/describe-thrown.ts'
 import type { Clock } from '../lib/clock.ts'
 import type { LoggedCommand, ReplicatedLog } from '../actors/runtime/actor-runtime.ts'
 import { EtcdUnavailableError, type EtcdClient, type EtcdEvent } from './etcd-client.ts'
+import type { CommandSealer } from './cluster-seal.ts'
 
 /** A command as it is stored in etcd (serialized with the structured-clone format: messages are plain data). */
 interface StoredCommand {
@@ -50,6 +51,8 @@ export interface ClusterLogOptions {
   prefix: string
   nodeName: string
   clock: Clock
+  /** Seals and opens the commands (the cluster's key, from the shared sealing key). */
+  sealer: CommandSealer
   /** Where this node stands: read from the store (meta `clusterApplied`) at start. */
   applied: { revision: number; logTimes: Record<string, number> }
   /** The actors commands go to, by name. */
@@ -68,14 +71,17 @@ export type ClusterLogState = 'starting' | 'live' | 'stale' | 'stopped'
 /** The key of the sub-tree commands live in. */
 export const logPrefixOf = (prefix: string) => `${prefix}/log/`
 
-/** Encodes a command for the log (also used by `edgeplane cluster remove`, which appends without a running node). */
-export function encodeCommand(actor: string, msg: { type: string }, now: number, deadlineMs: number): string {
+/**
+ * Encodes a command for the log key `logKey`, sealed (cluster-seal.ts); also used by `edgeplane cluster remove`,
+ * which appends without a running node.
+ */
+export function encodeCommand(sealer: CommandSealer, logKey: string, actor: string, msg: { type: string }, now: number, deadlineMs: number): string {
   const cmd: StoredCommand = { a: actor, m: msg, t: now, d: now + deadlineMs }
-  return Buffer.from(serialize(cmd) as unknown as ArrayBuffer).toString('base64')
+  return sealer.seal(new Uint8Array(serialize(cmd) as unknown as ArrayBuffer), logKey)
 }
 
-function decodeCommand(value: string): StoredCommand {
-  const cmd = deserialize(Buffer.from(value, 'base64')) as StoredCommand
+function decodeCommand(sealer: CommandSealer, logKey: string, value: string): StoredCommand {
+  const cmd = deserialize(sealer.open(value, logKey)) as StoredCommand
   if (!cmd || typeof cmd.a !== 'string' || typeof cmd.m?.type !== 'string' || typeof cmd.t !== 'number') throw new Error('not a command')
   return cmd
 }
@@ -196,7 +202,7 @@ export class ClusterLog implements ReplicatedLog {
 
   private async submit(actor: string, msg: { type: string }): Promise<unknown> {
     const key = `${logPrefixOf(this.o.prefix)}${this.o.nodeName}/${this.boot}.${String(++this.seq).padStart(12, '0')}`
-    const value = encodeCommand(actor, msg, this.o.clock.now(), this.deadlineMs)
+    const value = encodeCommand(this.o.sealer, key, actor, msg, this.o.clock.now(), this.deadlineMs)
     const outcome = new Promise((resolve, reject) => this.pending.set(key, { resolve, reject }))
     outcome.catch(() => undefined)
     let revision: number
@@ -248,9 +254,9 @@ export class ClusterLog implements ReplicatedLog {
     if (pending) this.pending.delete(key)
     let cmd: StoredCommand
     try {
-      cmd = decodeCommand(value)
+      cmd = decodeCommand(this.o.sealer, key, value)
     } catch (e) {
-      this.o.log(`cluster: the log entry ${key} at revision ${revision} is not a command (${describeThrown(e)}); skipped`)
+      this.o.log(`cluster: the log entry ${key} at revision ${revision} is not a command sealed by a member (${e instanceof Error ? e.message : describeThrown(e)}); skipped`)
       pending?.reject(new Error('the command could not be read back'))
       return
     }

@@ -18,6 +18,7 @@ import { ClusterMembership } from './cluster-membership.ts'
 import { EtcdClient } from './etcd-client.ts'
 import { stateDigest, type StateDigest } from './cluster-digest.ts'
 import { fetchSnapshot, installSnapshot, peerSecretOf } from './cluster-snapshot.ts'
+import { commandSealerOf } from './cluster-seal.ts'
 import { nodesPrefixOf, type NodeLiveness } from './cluster-membership.ts'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -131,6 +132,8 @@ interface InitRecord {
  */
 export async function openClusterNode(o: {
   settings: ClusterSettings
+  /** The data directory: its sealing key seals the commands. */
+  dataDir: string
   store: Store
   deps: ActorSystemDeps
   clock: Clock
@@ -187,6 +190,7 @@ export async function openClusterNode(o: {
     prefix: settings.prefix,
     nodeName: settings.nodeName,
     clock: o.clock,
+    sealer: commandSealerOf(o.dataDir),
     applied,
     targets: o.targets,
     log: o.note,

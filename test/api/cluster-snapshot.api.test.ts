@@ -11,6 +11,8 @@ import { backupDataDir } from '../../src/operate/operate-backup.ts'
 import { restoreDataDir } from '../../src/operate/operate-restore.ts'
 import { EtcdClient } from '../../src/cluster/etcd-client.ts'
 import { peerProof, peerSecretOf, PEER_HEADER, SNAPSHOT_PATH } from '../../src/cluster/cluster-snapshot.ts'
+import { commandSealer } from '../../src/cluster/cluster-seal.ts'
+import { serialize } from 'bun:jsc'
 
 let etcd: EtcdCluster
 const dirs: string[] = []
@@ -52,7 +54,7 @@ afterAll(async () => {
 })
 
 describe.skipIf(!etcdAvailable())('a member behind the compaction point', () => {
-  it('comes back with a live member’s snapshot; an old backup that never joined is refused; the route serves members only', async () => {
+  it('comes back with a live member’s snapshot; an old backup that never joined is refused; the route serves members only; commands not sealed by a member are skipped', async () => {
     const a = await node('node-a', tempDir('snap-a'))
     const archive = join(tempDir('snap-archive'), 'a.tar')
     await backupDataDir({ dataDir: a.dataDir, outFile: archive, now: new Date() })
@@ -91,6 +93,16 @@ describe.skipIf(!etcdAvailable())('a member behind the compaction point', () => 
     expect(good.status).toBe(200)
     expect(Number(good.headers.get('x-edgeplane-revision'))).toBeGreaterThanOrEqual(head)
     expect((await good.arrayBuffer()).byteLength).toBeGreaterThan(0)
+
+    // a client of etcd without the cluster's key cannot append a command the nodes apply (commands are sealed)
+    const forgedCmd = { a: 'policy-graph', m: { type: 'service.create', input: { name: 'forged', encryptionRequired: true }, change: { author: 'x', source: 'rest' } }, t: a.clock.now(), d: a.clock.now() + 60_000 }
+    await client.putIfAbsent(`${prefix}/log/intruder/1`, Buffer.from(serialize(forgedCmd) as unknown as ArrayBuffer).toString('base64'))
+    const wrongKey = commandSealer(Buffer.alloc(32, 9)).seal(new Uint8Array(serialize(forgedCmd) as unknown as ArrayBuffer), `${prefix}/log/intruder/2`)
+    await client.putIfAbsent(`${prefix}/log/intruder/2`, wrongKey)
+    await a.create('/services', { name: 'after-the-forgery', encryptionRequired: true })
+    const after = (await a.mgmt.get('/services?limit=100')).body.data.map((s: { name: string }) => s.name)
+    expect(after).toContain('after-the-forgery')
+    expect(after).not.toContain('forged')
     client.close()
   }, 60_000)
 })
