@@ -116,7 +116,8 @@ import { LOGIN_THROTTLE_DEFAULTS, type LoginThrottleSettings } from './flows/aut
 import { databaseRoutes } from './http/routes/management/database-routes.ts'
 import { controllerRoutes } from './http/routes/shared/controller-routes.ts'
 import { clusterRoutes } from './http/routes/management/cluster-routes.ts'
-import { clusterVerdict, clusterViewOf } from './http/http-cluster.ts'
+import { clusterVerdict, type ClusterView } from './http/http-cluster.ts'
+import { clusterReadView } from './cluster/cluster-view.ts'
 import { createDatabaseSnapshots } from './flows/integrity/database-snapshot.ts'
 import { createIntegrityRunner } from './flows/integrity/integrity-run.ts'
 
@@ -455,7 +456,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     dbPath: store.path, copyStore: copyTo, readCopy: readStoreCopy, identities, sessions, graph, ca, policyIndex: policyResolver.index, snapshots, clock,
   })
   const mfaFlows = createMfaFlows({ identities, sessions, clock, issuer: opts.totpIssuer ?? DEFAULTS.totpIssuer })
-  const clusterView = clusterNode ? clusterViewOf(clusterNode) : undefined
+  const clusterView: ClusterView | undefined = clusterNode ? clusterReadView(clusterNode) : undefined
   const routes: RouteDef[] = []
   const graphRouteDeps = { graph, identities, sessions, reads, clock, posture: postureEvaluator }
   routes.push(

@@ -1,25 +1,30 @@
 /**
- * What the HTTP layer reads of a cluster node (`GET /controllers`, `GET /cluster`, `/health-checks`, metrics): the
- * log's state and revisions and the membership's liveness view, all from memory; only `GET /cluster` asks etcd
- * (its members' status and the revisions registered by nodes that are down).
- * - this node is online while its log is live (applying); another node while its liveness key (under a 5 s lease,
- *   rewritten every second while it applies) was present at this node's last read of them, and that read is no
- *   older than the lease: a node cut off from etcd does not vouch for peers it can no longer see.
+ * What the HTTP layer reads of a cluster node (`GET /controllers`, `GET /cluster`, `/health-checks`): the log's state
+ * and revisions and the membership's liveness view, all from memory; only `GET /cluster` asks etcd (its members'
+ * status and the revisions registered by nodes that are down). The view is made by cluster/cluster-view.ts (this
+ * layer does not reach into cluster/): when a node counts as online is decided there.
  */
-import type { ClusterNode } from '../cluster/cluster-node.ts'
-import type { ClusterLogState } from '../cluster/cluster-log.ts'
-import type { NodeLiveness } from '../cluster/cluster-membership.ts'
-import { appliedPrefixOf } from '../cluster/cluster-membership.ts'
-import type { EndpointStatus } from '../cluster/etcd-client.ts'
-import type { StateDigest } from '../cluster/cluster-digest.ts'
 
-/** How old the last read of the liveness keys may be for its peers to count as online (the keys' lease). */
-export const LIVENESS_TTL_MS = 5_000
+/** A node as its liveness key shows it (cluster-membership.ts NodeLiveness). */
+export interface LiveNode {
+  name: string
+  revision: number
+  lagRevisions: number
+  apiUrl: string
+}
+
+/** One etcd member's status as its client reports it (etcd-client.ts EndpointStatus): plain data, shown as is. */
+export interface EtcdMemberStatus {
+  endpoint: string
+  ok: boolean
+  error?: string
+}
 
 export interface ClusterView {
   readonly nodeName: string
   readonly clusterId: string
-  state(): ClusterLogState
+  /** The log's state on this node: starting, live, stale, stopped. */
+  state(): string
   /** Why the node is stale ('' otherwise). */
   staleDetail(): string
   appliedRevision(): number
@@ -27,62 +32,14 @@ export interface ClusterView {
   /** Whether etcd answered this node's last heartbeat, and what went wrong when it did not. */
   etcd(): { reachable: boolean; error: string }
   /** The nodes whose liveness keys this node last read (empty before it joined). */
-  live(): ReadonlyMap<string, NodeLiveness>
+  live(): ReadonlyMap<string, LiveNode>
   isOnline(name: string): boolean
   /** etcd: each member's status (never throws; a member that does not answer says why). */
-  endpointStatus(): Promise<EndpointStatus[]>
+  endpointStatus(): Promise<EtcdMemberStatus[]>
   /** etcd: the applied revision each node last registered (empty when etcd does not answer). */
   registeredRevisions(): Promise<ReadonlyMap<string, number>>
-  digest(): StateDigest
-}
-
-const NO_PEERS: ReadonlyMap<string, NodeLiveness> = new Map()
-
-export function clusterViewOf(node: ClusterNode, now: () => number = Date.now): ClusterView {
-  const membership = () => {
-    try {
-      return node.membership
-    } catch {
-      // not joined yet (the listener opens before the join)
-      return undefined
-    }
-  }
-  const view: ClusterView = {
-    nodeName: node.settings.nodeName,
-    clusterId: node.clusterId,
-    state: () => node.log.state,
-    staleDetail: () => node.log.staleDetail,
-    appliedRevision: () => node.log.revision,
-    lagRevisions: () => node.log.lagRevisions,
-    etcd: () => {
-      const m = membership()
-      return m ? { reachable: m.etcd.reachable, error: m.etcd.error } : { reachable: true, error: '' }
-    },
-    live: () => membership()?.live() ?? NO_PEERS,
-    isOnline(name) {
-      if (name === view.nodeName) return node.log.state === 'live'
-      const m = membership()
-      if (!m || now() - m.etcd.peersReadAt > LIVENESS_TTL_MS) return false
-      return m.live().has(name)
-    },
-    endpointStatus: () => node.client.status(),
-    async registeredRevisions() {
-      const out = new Map<string, number>()
-      const prefix = appliedPrefixOf(node.settings.prefix)
-      try {
-        const { kvs } = await node.client.range(prefix, { prefix: true })
-        for (const kv of kvs) {
-          const n = Number(kv.value)
-          if (Number.isFinite(n)) out.set(kv.key.slice(prefix.length), n)
-        }
-      } catch {
-        // etcd does not answer: the status says so through `etcd`
-      }
-      return out
-    },
-    digest: () => node.digest(),
-  }
-  return view
+  /** The digest of this node's replicated state at its applied revision. */
+  digest(): { revision: number; digest: string; records: number }
 }
 
 /** One node as `GET /cluster` shows it. */
