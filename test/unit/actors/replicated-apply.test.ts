@@ -50,6 +50,8 @@ class SharedLog {
   }
   /** Applies every appended entry on every node, in log order; the proposer's promise gets its own node's outcome. */
   async deliver(): Promise<void> {
+    // every node's commits, awaited before deliver resolves: a test then reads every node's store, not only the proposer's
+    const committed: Promise<unknown>[] = []
     for (const n of this.nodes) {
       for (let i = this.cursor.get(n)!; i < this.entries.length; i++) {
         const e = this.entries[i]
@@ -59,10 +61,12 @@ class SharedLog {
         const w = e.key.startsWith(`log/${n.name}/`) ? this.waiting.get(e.key) : undefined
         if (w) outcome.then(w.resolve, w.reject)
         else outcome.catch(() => undefined)
+        committed.push(outcome)
         await handled
         this.cursor.set(n, i + 1)
       }
     }
+    await Promise.allSettled(committed)
   }
 }
 
