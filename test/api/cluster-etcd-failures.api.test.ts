@@ -107,12 +107,17 @@ describe('etcd failures under the cluster', () => {
       return (json.leader ?? '0') === '0'
     }, 10_000, 100)
 
-    // writes on every node: 503 CLUSTER_NO_LEADER in the envelope
+    // writes on every node (a create, an update, a new login, which writes a session), at once since each is retried
+    // for a few seconds before it is refused: 503 CLUSTER_NO_LEADER in the envelope
     const refusedNames = c.nodes.map((n) => `refused-on-${n.name}`)
-    const refusals = await Promise.all(c.nodes.map((n, i) => createService(n, refusedNames[i])))
+    const [patched, login, ...refusals] = await Promise.all([
+      c.call(c.nodes[1], 'PATCH', `${MGMT}/services/${before[0].id}`, { token: admin, body: { roleAttributes: ['refused'] } }),
+      c.call(c.nodes[2], 'POST', `${CLIENT}/authenticate?method=password`, { body: { username: 'admin', password: 'admin-pass-1' } }),
+      ...c.nodes.map((n, i) => createService(n, refusedNames[i])),
+    ])
     for (const r of refusals) expectNoLeader(r)
-    const patched = await c.call(c.nodes[1], 'PATCH', `${MGMT}/services/${before[0].id}`, { token: admin, body: { roleAttributes: ['refused'] } })
     expectNoLeader(patched)
+    expectNoLeader(login)
     // reads by an existing session: from local state
     for (const n of c.nodes) {
       expect((await c.call(n, 'GET', `${CLIENT}/current-identity`, { token: admin })).status).toBe(200)
@@ -120,9 +125,6 @@ describe('etcd failures under the cluster', () => {
       expect(list.map((s) => s.id).sort()).toEqual(before.map((s) => s.id).sort())
       expect((await c.call(n, 'GET', `${MGMT}/services/${before[0].id}`, { token: admin })).body.data.roleAttributes ?? []).not.toContain('refused')
     }
-    // a new login writes a session: refused alike
-    const login = await c.call(c.nodes[2], 'POST', `${CLIENT}/authenticate?method=password`, { body: { username: 'admin', password: 'admin-pass-1' } })
-    expectNoLeader(login)
 
     // quorum returns: writes work again, and what was refused is not there
     await Promise.all(down.map((m) => m.start()))

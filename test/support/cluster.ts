@@ -19,7 +19,7 @@ import { openStore } from '../../src/store/store-env.ts'
 import { stateDigest, type StateDigest } from '../../src/cluster/cluster-digest.ts'
 import { EtcdClient } from '../../src/cluster/etcd-client.ts'
 import { startEtcdCluster, type EtcdCluster } from './etcd.ts'
-import { startChild, type ChildController } from './child-controller.ts'
+import { killChildren, startChild, type ChildController } from './child-controller.ts'
 import { checkAnswer, specCheckTally } from './spec-check.ts'
 import { ADMIN } from './harness.ts'
 
@@ -129,7 +129,14 @@ export interface ClusterOptions {
   etcd?: EtcdCluster
 }
 
+let exitHookInstalled = false
+
 export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestCluster> {
+  if (!exitHookInstalled) {
+    // a test process that ends without afterAll (a crash, a timeout) leaves no child node behind (etcd.ts does the same)
+    exitHookInstalled = true
+    process.on('exit', () => killChildren())
+  }
   const etcd = opts.etcd ?? (await startEtcdCluster({ members: 3 }))
   const ownEtcd = opts.etcd === undefined
   const root = mkdtempSync(join(tmpdir(), 'edgeplane-cluster-'))
