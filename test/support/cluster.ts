@@ -85,13 +85,11 @@ export interface TestCluster {
   /** Every item of a list, page by page (limit 500). */
   listAll(node: TestNode, path: string, token: string): Promise<any[]>
   /**
-   * The digests of `nodes` (default: every running node) once they stand at the same stored revision (polled; a running
-   * child without GET /cluster is stopped first). Equal revisions and unequal digests = states that differ.
+   * The digests of `nodes` (default: every running node) once they stand at the same stored revision (polled). Equal
+   * revisions and unequal digests = states that differ.
    */
   settledDigests(nodes?: TestNode[], timeoutMs?: number): Promise<Array<StateDigest & { name: string }>>
-  /** Whether running nodes answer GET /cluster with their digest (the digest of a running child needs it). */
-  hasClusterRoute(): Promise<boolean>
-  /** The state digest of a node: in-process from its store, child over GET /cluster when it runs, else from its stopped store. */
+  /** The state digest of a node: in-process from its store, a running child over GET /cluster, a stopped node from its store. */
   digest(node: TestNode): Promise<StateDigest>
   stop(): Promise<void>
 }
@@ -116,9 +114,6 @@ export async function pollUntil<T>(what: string, check: () => Promise<T | undefi
     await Bun.sleep(everyMs)
   }
 }
-
-/** Whether a node's own GET /cluster exists (i23-http); found out once per process. */
-let clusterRouteKnown: boolean | undefined
 
 export interface ClusterOptions {
   /** How many nodes to start (default 3): the first initialises, the others join from its backup. */
@@ -148,6 +143,12 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
   /** One admin session for the harness's own reads (every login is a replicated write: made once). */
   let harnessToken: string | undefined
   const harnessSession = async (n: TestNode) => (harnessToken ??= await api.login(n))
+  /** A running node's GET /cluster (edgeplane's own route: its applied revision, its state digest). */
+  const clusterStatus = async (n: TestNode) => {
+    const res = await api.call(n, 'GET', `${MGMT}/cluster`, { token: await harnessSession(n) })
+    if (res.status !== 200) throw new Error(`GET /cluster on ${n.name}: ${res.status} ${res.text}`)
+    return res.body.data
+  }
 
   const settings = (name: string) => ({ endpoints: etcd.endpoints, nodeName: name, prefix, heartbeatEveryMs: 250 })
 
@@ -285,14 +286,7 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
     async revision(node) {
       if (node.server?.cluster) return node.server.cluster.log.revision
       if (!node.running()) return (await api.digest(node)).revision
-      if (await api.hasClusterRoute()) {
-        const res = await api.call(node, 'GET', `${MGMT}/cluster`, { token: await harnessSession(node) })
-        if (res.status !== 200) throw new Error(`GET /cluster on ${node.name}: ${res.status} ${res.text}`)
-        return res.body.data.appliedRevision as number
-      }
-      // a running child: its liveness key in etcd (rewritten every second with its applied revision)
-      const kv = await etcdClient.get(`${prefix}/nodes/${node.name}`)
-      return kv ? Number(JSON.parse(kv.value).revision) : 0
+      return (await clusterStatus(node)).appliedRevision as number
     },
     async waitForRevision(revision, which, timeoutMs = 15_000) {
       const targets = (which ?? nodes).filter((n) => n.running())
@@ -318,33 +312,17 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
       const deadline = Date.now() + timeoutMs
       for (;;) {
         await api.waitForRevision(undefined, targets.filter((n) => n.running()))
-        if (!(await api.hasClusterRoute())) for (const n of targets) if (n.kind === 'child' && n.running()) await api.stopNode(n)
         const digests = await Promise.all(targets.map(async (n) => ({ name: n.name, ...(await api.digest(n)) })))
         if (new Set(digests.map((d) => d.revision)).size === 1 && new Set(digests.map((d) => d.digest)).size === 1) return digests
         if (Date.now() > deadline) return digests
         await Bun.sleep(50)
       }
     },
-    async hasClusterRoute() {
-      if (clusterRouteKnown !== undefined) return clusterRouteKnown
-      const n = nodes.find((x) => x.running())
-      if (!n) return false
-      const res = await harnessSession(n)
-        .then((token) => api.call(n, 'GET', `${MGMT}/cluster`, { token }))
-        .catch(() => undefined)
-      clusterRouteKnown = res?.status === 200 && typeof res.body?.data?.digest === 'object'
-      return clusterRouteKnown
-    },
     async digest(node) {
       if (node.server?.cluster) return node.server.cluster.digest()
       if (node.running()) {
-        if (await api.hasClusterRoute()) {
-          const res = await api.call(node, 'GET', `${MGMT}/cluster`, { token: await harnessSession(node) })
-          if (res.status !== 200) throw new Error(`GET /cluster on ${node.name}: ${res.status} ${res.text}`)
-          const d = res.body.data.digest
-          return { revision: d.revision, digest: d.digest, records: d.records }
-        }
-        throw new Error(`the digest of running child ${node.name} needs GET /cluster`)
+        const d = (await clusterStatus(node)).digest
+        return { revision: d.revision, digest: d.digest, records: d.records }
       }
       // a stopped node: its store opened read-write, as the node itself would open it
       const store = await openStore(node.dataDir, { warn: () => undefined })
