@@ -428,7 +428,6 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     log,
   })
   bus.subscribe<ControllersEvent>('controller.changed', () => tokenKeyring.invalidate())
-  bus.subscribe<ControllersEvent>('controller.removed', () => tokenKeyring.invalidate())
   const tokenKeys: TokenKeys = tokenKeyring.keys
   const oidcTokens = createOidcTokens({ ca, identity: (id) => identities.snapshot().identity(id), clock, settings: oidcSettings }, tokenKeys)
   const bearer = oidcSettings.enabled
@@ -439,6 +438,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         isRevoked: (c, now) => identities.snapshot().isTokenRevoked({ jti: c.jti, sub: c.identityId, iat: c.iat, apiSessionId: c.apiSessionId }, now),
       })
     : undefined
+  bus.subscribe<ControllersEvent>('controller.removed', () => {
+    tokenKeyring.invalidate()
+    bearer?.forgetVerified()
+  })
   const resolver = createSessionResolver({ identities, sessions, clock, timeoutMs, extJwtSecondary, bearer })
   const authGate = createAuthGate({
     window: { ...AUTH_WINDOW_DEFAULTS, ...opts.authWindow },
