@@ -9,9 +9,11 @@
  *   command to its actor in revision order (`Actor.applyLogged`), which stores the revision with the command's writes
  *   in one LMDB transaction. The proposer answers its request with the outcome of its own apply: a race lost on
  *   another node gives the same 400/409 here, and exactly one winner everywhere.
- * - Time: a command's apply uses its proposer's clock reading; the log's time is the highest reading applied so far,
- *   the same on every node. A command whose deadline is behind the log's time when it comes up (it was stuck in etcd
- *   while the cluster moved on) is skipped by every node; its proposer, which waited no longer, had answered 503.
+ * - Time: a command's apply uses its proposer's clock reading. Every node keeps, per proposer, the latest reading
+ *   applied (the same on every node: it follows the log). A command whose deadline is behind its own proposer's
+ *   latest reading when it comes up (it was stuck in etcd while that node went on) is skipped by every node; its
+ *   proposer, which waited no longer, had answered 503. Only one node's clock is ever compared with itself: clock
+ *   skew between nodes does not matter.
  * - A barrier (`sync`) is an empty command of this node: once it is applied, so is everything before it. A node
  *   starts answering only after one (it caught up from its backup's revision).
  * - Compaction: a watch from below etcd's compaction point cannot replay: the node stops applying (`stale`), refuses
@@ -48,7 +50,7 @@ export interface ClusterLogOptions {
   nodeName: string
   clock: Clock
   /** Where this node stands: read from the store (meta `clusterApplied`) at start. */
-  applied: { revision: number; logTime: number }
+  applied: { revision: number; logTimes: Record<string, number> }
   /** The actors commands go to, by name. */
   targets: ReadonlyMap<string, LogTarget>
   /** How long a submitted command may take to come up before every node skips it (default 10 s). */
@@ -77,6 +79,13 @@ function decodeCommand(value: string): StoredCommand {
   return cmd
 }
 
+/** The node that proposed a command: its key's first part under the log prefix. */
+function proposerOf(key: string, prefix: string): string {
+  const rest = key.slice(logPrefixOf(prefix).length)
+  const slash = rest.indexOf('/')
+  return slash < 0 ? rest : rest.slice(0, slash)
+}
+
 /** The pseudo-actor of barrier commands: applied by nobody, it only marks a place in the log. */
 const BARRIER = '_barrier'
 
@@ -90,7 +99,8 @@ export class ClusterLog implements ReplicatedLog {
   private seq = 0
   private readonly pending = new Map<string, Pending>()
   private appliedRevision: number
-  private logTime: number
+  /** Each proposer node's latest clock reading applied (deadlines are compared with their own node's clock only). */
+  private logTimes: Record<string, number>
   private watch: { stop(): void } | undefined
   private _state: ClusterLogState = 'starting'
   private staleReason = ''
@@ -104,7 +114,7 @@ export class ClusterLog implements ReplicatedLog {
 
   constructor(private readonly o: ClusterLogOptions) {
     this.appliedRevision = o.applied.revision
-    this.logTime = o.applied.logTime
+    this.logTimes = { ...o.applied.logTimes }
     this.deadlineMs = o.deadlineMs ?? 10_000
     this.applyWaitMs = o.applyWaitMs ?? 15_000
   }
@@ -235,11 +245,13 @@ export class ClusterLog implements ReplicatedLog {
       pending?.resolve(undefined)
       return
     }
-    if (cmd.d < this.logTime) {
+    const proposer = proposerOf(key, this.o.prefix)
+    const latest = this.logTimes[proposer] ?? 0
+    if (cmd.d < latest) {
       pending?.reject(new ApiError('CLUSTER_NO_LEADER'))
       return
     }
-    if (cmd.t > this.logTime) this.logTime = cmd.t
+    if (cmd.t > latest) this.logTimes = { ...this.logTimes, [proposer]: cmd.t }
     const target = this.o.targets.get(cmd.a)
     if (!target) {
       this.o.log(`cluster: the command ${cmd.m.type} at revision ${revision} names an unknown actor '${cmd.a}'; skipped`)
@@ -247,7 +259,7 @@ export class ClusterLog implements ReplicatedLog {
       return
     }
     if (!pending) this.o.onRemoteApplied?.(this.o.clock.now() - cmd.t)
-    const { handled, outcome } = target.applyLogged({ msg: cmd.m as never, now: cmd.t, seed: key, revision, logTime: this.logTime })
+    const { handled, outcome } = target.applyLogged({ msg: cmd.m as never, now: cmd.t, seed: key, revision, logTimes: this.logTimes })
     if (pending) outcome.then(pending.resolve, pending.reject)
     else outcome.catch(() => undefined)
     await handled

@@ -74,7 +74,7 @@ export async function openClusterNode(o: {
   const client = new EtcdClient({ endpoints: settings.endpoints })
   const meta = o.store.db('meta')
   let clusterId = meta.get(CLUSTER_ID_KEY) as string | undefined
-  let applied = (meta.get(APPLIED_KEY) as { revision: number; logTime: number } | undefined) ?? { revision: 0, logTime: 0 }
+  let applied = (meta.get(APPLIED_KEY) as { revision: number; logTimes: Record<string, number> } | undefined) ?? { revision: 0, logTimes: {} }
   const initKey = `${settings.prefix}/init`
   const describeEtcd = (e: unknown) => `etcd at ${settings.endpoints.join(', ')} cannot be reached: ${e instanceof Error ? e.message : String(e)}`
   let init = await client.get(initKey).catch((e) => {
@@ -86,7 +86,7 @@ export async function openClusterNode(o: {
     const record: InitRecord = { clusterId: id, by: settings.nodeName, revision: 0 }
     const r = await client.putIfAbsent(initKey, JSON.stringify(record))
     if (r.created) {
-      applied = { revision: r.revision, logTime: o.clock.now() }
+      applied = { revision: r.revision, logTimes: {} }
       await o.store.commit([
         { db: 'meta', key: CLUSTER_ID_KEY, value: id },
         { db: 'meta', key: APPLIED_KEY, value: applied },
@@ -96,7 +96,12 @@ export async function openClusterNode(o: {
     }
     init = await client.get(initKey)
   }
-  if (!init) throw new Error(`the cluster's init key ${initKey} vanished from etcd`)
+  if (!init) {
+    throw new Error(
+      `this data directory belongs to cluster ${clusterId}, but etcd prefix ${settings.prefix} is empty (a new or wiped etcd): ` +
+        'point --cluster-endpoints and the prefix at that cluster\'s etcd, or start from a data directory that is no member yet',
+    )
+  }
   const initRecord = JSON.parse(init.value) as InitRecord
   if (clusterId === undefined) {
     throw new Error(
