@@ -105,8 +105,8 @@ export async function openClusterNode(o: {
   const initRecord = JSON.parse(init.value) as InitRecord
   if (clusterId === undefined) {
     throw new Error(
-      `etcd prefix ${settings.prefix} holds cluster ${initRecord.clusterId}, and this data directory is not one of its members': ` +
-        'take a backup of a member (edgeplane backup --data DIR --to FILE), restore it here (edgeplane restore --from FILE --data DIR), then start again',
+      `etcd prefix ${settings.prefix} holds cluster ${initRecord.clusterId}, and this data directory is not one of its members: ` +
+        'take a backup of a member (edgeplane backup --data DIR --out FILE), restore it here (edgeplane restore --from FILE --data DIR), then start again',
     )
   }
   if (clusterId !== initRecord.clusterId) {
