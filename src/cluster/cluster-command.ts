@@ -184,7 +184,7 @@ export function renderClusterStatus(r: ClusterStatusReport): string {
       ['ENDPOINT', 'MEMBER', 'LEADER', 'REVISION', 'TERM', 'VERSION', 'DB SIZE', 'STATUS'],
       r.etcd.members.map((m) =>
         m.ok
-          ? [m.endpoint, m.memberId ?? '-', m.isLeader ? 'yes' : m.leader ? 'no' : 'none', String(m.revision ?? '-'), String(m.raftTerm ?? '-'), m.version ?? '-', formatBytes(m.dbSize), m.alarms?.length ? `alarm ${m.alarms.join(',')}` : 'ok']
+          ? [m.endpoint, memberHex(m.memberId), m.isLeader ? 'yes' : m.leader ? 'no' : 'none', String(m.revision ?? '-'), String(m.raftTerm ?? '-'), m.version ?? '-', formatBytes(m.dbSize), m.alarms?.length ? `alarm ${m.alarms.join(',')}` : 'ok']
           : [m.endpoint, '-', '-', '-', '-', '-', '-', 'down'],
       ),
     ).map((l) => `  ${l}`),
@@ -203,6 +203,12 @@ export function renderClusterStatus(r: ClusterStatusReport): string {
   lines.push(r.healthy ? 'health: ok' : `health: ${r.problems.length} problem(s)`)
   lines.push(...r.problems.map((p) => `  problem: ${p}`), ...r.warnings.map((w) => `  warning: ${w}`))
   return `${lines.join('\n')}\n`
+}
+
+/** A member id in hex, as etcdctl shows it (the gateway gives decimal uint64 text). */
+function memberHex(id: string | undefined): string {
+  if (!id || !/^\d+$/.test(id)) return id || '-'
+  return BigInt(id).toString(16)
 }
 
 function table(head: string[], rows: string[][]): string[] {
@@ -326,7 +332,7 @@ export async function runClusterCommand(argv: string[], io: ClusterCommandIo): P
     if (args.sub === 'status') {
       const report = await readClusterStatus(client, args.endpoints, args.prefix)
       io.stdout(args.json ? `${JSON.stringify(report, null, 2)}\n` : renderClusterStatus(report))
-      if (!report.healthy && !args.json) io.stderr(`edgeplane cluster status: not healthy: ${report.problems.join('; ')}\n`)
+      if (!report.healthy && !args.json) io.stderr(`edgeplane cluster status: not healthy: ${report.problems.length} problem(s), listed above\n`)
       return report.healthy ? 0 : 1
     }
     const r = await removeClusterNode(client, args.prefix, args.name!, { force: args.force })
