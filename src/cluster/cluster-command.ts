@@ -7,7 +7,9 @@
  * - `<prefix>/log/`: the commands not yet deleted by the janitor (a node's lag is the number it has not applied).
  *
  * `remove NAME` appends `controller.remove` for the controllers actor to the log (every node applies it: the node
- * leaves `/controllers`), then deletes the node's applied and liveness keys (compaction no longer waits for it).
+ * leaves `/controllers`), then deletes the node's applied and liveness keys (compaction no longer waits for it). The
+ * command is sealed like every command (cluster-seal.ts), with the key of a member's data directory (`--data`), which
+ * must belong to the cluster in etcd: a command sealed with another key would be skipped by every node.
  * Failure story: the command first, the keys second. If the command cannot be appended nothing changed; if a key
  * deletion fails after it, running `cluster remove NAME` again completes it (a second removal of an absent record is
  * refused by the actor at apply on every node, which changes nothing).
@@ -18,6 +20,10 @@ import { ConfigError, resolveClusterAccess } from '../config/config.ts'
 import { DEFAULT_CLUSTER_PREFIX, nodeNameProblem } from '../lib/cluster-names.ts'
 import { EtcdClient, type EndpointStatus } from './etcd-client.ts'
 import { encodeCommand, logPrefixOf } from './cluster-log.ts'
+import { commandSealerOf, type CommandSealer } from './cluster-seal.ts'
+import { storePathOf } from '../store/store-env.ts'
+import { readStoreFacts } from '../store/store-stats.ts'
+import { pathExists } from '../lib/path-exists.ts'
 import { appliedPrefixOf, nodesPrefixOf, type NodeLiveness } from './cluster-membership.ts'
 import { CLUSTER_HELP } from './cluster-help.ts'
 import type { ControllersMsg } from '../actors/controllers/controllers-actor.ts'
@@ -152,7 +158,7 @@ export async function readClusterStatus(client: EtcdClient, endpoints: string[],
       const behind = n.appliedRevision !== undefined && report.etcd.compactRevision > n.appliedRevision
       report.problems.push(
         behind
-          ? `node ${n.name} is not live and its revision ${n.appliedRevision} is below etcd's compaction point ${report.etcd.compactRevision}: restore a new backup of a member into its data directory before it starts again, or retire it (edgeplane cluster remove ${n.name})`
+          ? `node ${n.name} is not live and its revision ${n.appliedRevision} is below etcd's compaction point ${report.etcd.compactRevision}: at its next start it replaces its state with a live member's snapshot; or retire it (edgeplane cluster remove ${n.name})`
           : `node ${n.name} is not live (applied up to revision ${n.appliedRevision ?? '?'}, ${n.lag ?? '?'} commands behind): start it again, or retire it (edgeplane cluster remove ${n.name})`,
       )
     }
@@ -244,11 +250,28 @@ export async function removeClusterNode(
   client: EtcdClient,
   prefix: string,
   name: string,
-  o: { force?: boolean; now?: () => number } = {},
+  o: {
+    /** The sealer of the cluster's commands, and the cluster the data directory it came from belongs to. */
+    member: { sealer: CommandSealer; clusterId: string; dataDir: string }
+    force?: boolean
+    now?: () => number
+  },
 ): Promise<ClusterRemoveResult> {
   const now = o.now ?? Date.now
   const init = await client.get(`${prefix}/init`)
   if (!init) throw new ClusterRemoveRefused(`no cluster is initialised under prefix ${prefix}`)
+  let clusterId: unknown
+  try {
+    clusterId = (JSON.parse(init.value) as { clusterId?: unknown }).clusterId
+  } catch {
+    throw new ClusterRemoveRefused(`${prefix}/init is not a cluster record`)
+  }
+  if (clusterId !== o.member.clusterId) {
+    throw new ClusterRemoveRefused(
+      `the data directory ${o.member.dataDir} belongs to cluster ${o.member.clusterId}, but etcd prefix ${prefix} holds cluster ${String(clusterId)}: ` +
+        "give --data the data directory of one of this cluster's members (its sealing key seals the command)",
+    )
+  }
   const [applied, beat] = await Promise.all([client.get(`${appliedPrefixOf(prefix)}${name}`), client.get(`${nodesPrefixOf(prefix)}${name}`)])
   if (beat && !o.force) {
     let where = ''
@@ -267,7 +290,7 @@ export async function removeClusterNode(
   // earlier commands (cluster-log.ts), so this machine's clock is never held against the nodes' clocks
   const key = `${logPrefixOf(prefix)}cli-${randomUUID().slice(0, 8)}/${'1'.padStart(12, '0')}`
   const msg: ControllersMsg = { type: 'controller.remove', id: name, change: { author: 'edgeplane cluster remove', source: 'cli' } }
-  const value = encodeCommand('controllers', msg, now(), REMOVE_DEADLINE_MS)
+  const value = encodeCommand(o.member.sealer, key, 'controllers', msg, now(), REMOVE_DEADLINE_MS)
   const put = await client.putIfAbsent(key, value)
   if (!put.created) throw new Error(`the log key ${key} is taken by another command; nothing was changed, try again`)
   const a = await client.deleteRange(`${appliedPrefixOf(prefix)}${name}`)
@@ -277,8 +300,24 @@ export async function removeClusterNode(
 
 class UsageError extends Error {}
 
+/** The cluster's sealer and id from a member's data directory (read-only; the member may be running on it). */
+async function memberOf(dataDir: string): Promise<{ sealer: CommandSealer; clusterId: string; dataDir: string }> {
+  const why = 'cluster remove seals its command with the key of a member\'s data directory: give --data DIR (or EDGEPLANE_DATA, or data: in --config)'
+  if (!(await pathExists(storePathOf(dataDir)))) throw new ClusterRemoveRefused(`${dataDir} holds no edgeplane data; ${why}`)
+  const { cluster } = await readStoreFacts(dataDir)
+  if (!cluster) throw new ClusterRemoveRefused(`${dataDir} is not a cluster member's data directory; ${why}`)
+  let sealer: CommandSealer
+  try {
+    sealer = commandSealerOf(dataDir)
+  } catch (e) {
+    throw new ClusterRemoveRefused(`cannot read the sealing key of ${dataDir}: ${e instanceof Error ? e.message : String(e)}; ${why}`)
+  }
+  return { sealer, clusterId: cluster.id, dataDir }
+}
+
 const COMMON_OPTIONS = {
   'cluster-endpoints': { type: 'string', multiple: true },
+  data: { type: 'string' },
   config: { type: 'string' },
   prefix: { type: 'string' },
   json: { type: 'boolean' },
@@ -289,7 +328,9 @@ const COMMON_OPTIONS = {
 export function parseClusterArgs(
   argv: string[],
   env: Record<string, string | undefined>,
-): { help: true } | { help?: false; sub: 'status' | 'remove'; endpoints: string[]; prefix: string; json: boolean; force: boolean; name?: string } {
+):
+  | { help: true }
+  | { help?: false; sub: 'status' | 'remove'; endpoints: string[]; prefix: string; dataDir: string; json: boolean; force: boolean; name?: string } {
   const [sub, ...rest] = argv
   if (sub === undefined || sub === 'help' || sub === '--help' || sub === '-h') return { help: true }
   if (sub !== 'status' && sub !== 'remove') throw new UsageError(`unknown subcommand '${sub}' (status or remove)`)
@@ -300,7 +341,7 @@ export function parseClusterArgs(
     allowPositionals: sub === 'remove',
   })
   if (values.help) return { help: true }
-  const v = values as { 'cluster-endpoints'?: string[]; config?: string; prefix?: string; json?: boolean; force?: boolean }
+  const v = values as { 'cluster-endpoints'?: string[]; config?: string; prefix?: string; data?: string; json?: boolean; force?: boolean }
   let name: string | undefined
   if (sub === 'remove') {
     if (positionals.length !== 1) throw new UsageError('cluster remove takes one node name: edgeplane cluster remove NAME')
@@ -308,9 +349,17 @@ export function parseClusterArgs(
     const problem = nodeNameProblem(name)
     if (problem) throw new UsageError(problem)
   }
-  const access = resolveClusterAccess({ clusterEndpoints: v['cluster-endpoints'], prefix: v.prefix, config: v.config ?? env.EDGEPLANE_CONFIG }, env)
+  const access = resolveClusterAccess({ clusterEndpoints: v['cluster-endpoints'], prefix: v.prefix, data: v.data, config: v.config ?? env.EDGEPLANE_CONFIG }, env)
   if (!access.endpoints) throw new UsageError('no etcd endpoints: give --cluster-endpoints URL[,URL...], EDGEPLANE_CLUSTER_ENDPOINTS, or --config FILE with cluster.endpoints')
-  return { sub, endpoints: access.endpoints, prefix: access.prefix ?? DEFAULT_CLUSTER_PREFIX, json: v.json === true, force: v.force === true, name }
+  return {
+    sub,
+    endpoints: access.endpoints,
+    prefix: access.prefix ?? DEFAULT_CLUSTER_PREFIX,
+    dataDir: access.dataDir,
+    json: v.json === true,
+    force: v.force === true,
+    name,
+  }
 }
 
 export async function runClusterCommand(argv: string[], io: ClusterCommandIo): Promise<number> {
@@ -335,7 +384,7 @@ export async function runClusterCommand(argv: string[], io: ClusterCommandIo): P
       if (!report.healthy && !args.json) io.stderr(`edgeplane cluster status: not healthy: ${report.problems.length} problem(s), listed above\n`)
       return report.healthy ? 0 : 1
     }
-    const r = await removeClusterNode(client, args.prefix, args.name!, { force: args.force })
+    const r = await removeClusterNode(client, args.prefix, args.name!, { member: await memberOf(args.dataDir), force: args.force })
     if (args.json) io.stdout(`${JSON.stringify(r, null, 2)}\n`)
     else
       io.stdout(

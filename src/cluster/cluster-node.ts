@@ -18,6 +18,11 @@ import { ClusterMembership } from './cluster-membership.ts'
 import { EtcdClient } from './etcd-client.ts'
 import { stateDigest, type StateDigest } from './cluster-digest.ts'
 import { DEFAULT_CLUSTER_PREFIX, NODE_NAME_PATTERN } from '../lib/cluster-names.ts'
+import { fetchSnapshot, installSnapshot, peerSecretOf } from './cluster-snapshot.ts'
+import { commandSealerOf } from './cluster-seal.ts'
+import { nodesPrefixOf, type NodeLiveness } from './cluster-membership.ts'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 
 /** The `cluster:` settings (config file, `--cluster-endpoints`, `--node-name`). */
 export interface ClusterSettings {
@@ -49,6 +54,70 @@ export interface ClusterNode {
   stop(): Promise<void>
 }
 
+/**
+ * Before anything loads the store: a member whose applied revision is below etcd's compaction point cannot catch up by
+ * replay, so it replaces its store with a snapshot of a live member (cluster-snapshot.ts) and answers the reopened
+ * store; a data directory that never joined (a restored backup) is refused: its backup is too old. Otherwise the
+ * store as it was.
+ */
+export async function prepareClusterStore(o: {
+  settings: ClusterSettings
+  dataDir: string
+  store: Store
+  reopen: () => Promise<Store>
+  note: (line: string) => void
+  now: () => number
+}): Promise<Store> {
+  const prefix = (o.settings.prefix ?? DEFAULT_CLUSTER_PREFIX).replace(/\/+$/, '')
+  const meta = o.store.db('meta')
+  const clusterId = meta.get(CLUSTER_ID_KEY) as string | undefined
+  const applied = meta.get(APPLIED_KEY) as { revision: number } | undefined
+  if (clusterId === undefined || applied === undefined) return o.store
+  const client = new EtcdClient({ endpoints: o.settings.endpoints })
+  try {
+    const compacted = await client.compactRevision().catch((e) => {
+      throw new Error(`etcd at ${o.settings.endpoints.join(', ')} cannot be reached: ${e instanceof Error ? e.message : String(e)}`)
+    })
+    // a watch from the compaction point itself still replays; one from below it cannot
+    if (applied.revision + 1 >= compacted) return o.store
+    const joined = o.store.has('controllers') && o.store.db('controllers').get(o.settings.nodeName) !== undefined
+    if (!joined) {
+      throw new Error(
+        `this data directory was backed up at revision ${applied.revision}, but etcd has compacted the cluster's log up to revision ${compacted}: ` +
+          'the log can no longer bring it up to date; take a newer backup of a member (edgeplane backup), restore it (edgeplane restore --from FILE --data DIR) and start again',
+      )
+    }
+    o.note(`cluster: this node applied the log up to revision ${applied.revision}, but etcd compacted it up to ${compacted}: fetching a state snapshot from a live member`)
+    const { kvs } = await client.range(nodesPrefixOf(prefix), { prefix: true })
+    const peers: Array<{ name: string; apiUrl: string }> = []
+    for (const kv of kvs) {
+      try {
+        const n = JSON.parse(kv.value) as NodeLiveness
+        if (n.name !== o.settings.nodeName && typeof n.apiUrl === 'string' && n.state === 'live') peers.push({ name: n.name, apiUrl: n.apiUrl })
+      } catch {
+        // not a node's key
+      }
+    }
+    const fetched = await fetchSnapshot({
+      peers,
+      secret: peerSecretOf(o.dataDir),
+      nodeName: o.settings.nodeName,
+      caPem: readFileSync(join(o.dataDir, 'pki', 'root-ca.cert.pem'), 'utf8'),
+      storePath: o.store.path,
+      clusterId,
+      atLeast: compacted - 1,
+      now: o.now,
+      note: o.note,
+    })
+    await o.store.close()
+    installSnapshot(fetched.path, o.store.path)
+    o.note(`cluster: the store was replaced by the snapshot at revision ${fetched.revision}; catching up from there`)
+    return await o.reopen()
+  } finally {
+    client.close()
+  }
+}
+
 interface InitRecord {
   clusterId: string
   by: string
@@ -61,6 +130,8 @@ interface InitRecord {
  */
 export async function openClusterNode(o: {
   settings: ClusterSettings
+  /** The data directory: its sealing key seals the commands. */
+  dataDir: string
   store: Store
   deps: ActorSystemDeps
   clock: Clock
@@ -117,6 +188,7 @@ export async function openClusterNode(o: {
     prefix: settings.prefix,
     nodeName: settings.nodeName,
     clock: o.clock,
+    sealer: commandSealerOf(o.dataDir),
     applied,
     targets: o.targets,
     log: o.note,

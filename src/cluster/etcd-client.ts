@@ -260,7 +260,9 @@ export class EtcdClient {
    * timeout or transport error the same txn goes to the next endpoint. When the compare fails, the txn's failure branch
    * reads the key: if its value is ours, an earlier attempt of this call was committed after all, and the answer is
    * created:true with that revision (one submission is never applied twice); otherwise created:false. `revision` is
-   * the key's mod revision either way.
+   * the key's mod revision either way. The key or the value must be unique to the submission (a command key such as
+   * `<prefix>/<node>/<seq>`, or a submission id in the value): two submitters of the same value under the same key
+   * would both hear created:true.
    */
   async putIfAbsent(key: string, value: string, opts: { lease?: string } = {}): Promise<{ created: boolean; revision: number }> {
     const k = b64(key)

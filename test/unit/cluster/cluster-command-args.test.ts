@@ -4,7 +4,7 @@
 import { afterAll, describe, expect, it } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { parseClusterArgs, runClusterCommand } from '../../../src/cluster/cluster-command.ts'
 import { CLUSTER_ID_KEY } from '../../../src/cluster/cluster-node.ts'
 import { APPLIED_KEY } from '../../../src/actors/runtime/actor-runtime.ts'
@@ -40,6 +40,7 @@ describe('edgeplane cluster: arguments', () => {
       sub: 'status',
       endpoints: ['http://a:2379', 'http://b:2379', 'http://c:2379'],
       prefix: '/edgeplane',
+      dataDir: resolve('./data'),
       json: true,
       force: false,
       name: undefined,
@@ -59,8 +60,16 @@ describe('edgeplane cluster: arguments', () => {
     })
   })
 
-  it('case=remove: one node name, --force', () => {
-    expect(parseClusterArgs(['remove', 'ctrl-3', '--force', '--cluster-endpoints', 'http://a:2379'], {})).toMatchObject({ sub: 'remove', name: 'ctrl-3', force: true })
+  it('case=remove: one node name, --force, the member data directory from --data, EDGEPLANE_DATA or the file', () => {
+    expect(parseClusterArgs(['remove', 'ctrl-3', '--force', '--cluster-endpoints', 'http://a:2379', '--data', '/srv/ep'], {})).toMatchObject({
+      sub: 'remove',
+      name: 'ctrl-3',
+      force: true,
+      dataDir: '/srv/ep',
+    })
+    expect(parseClusterArgs(['remove', 'ctrl-3', '--cluster-endpoints', 'http://a:2379'], { EDGEPLANE_DATA: '/var/lib/edgeplane' })).toMatchObject({ dataDir: '/var/lib/edgeplane' })
+    const cfg = file('d.yml', 'data: /from/file\ncluster:\n  endpoints: [http://file:2379]\n')
+    expect(parseClusterArgs(['remove', 'ctrl-3', '--config', cfg], {})).toMatchObject({ dataDir: '/from/file' })
     expect(parseClusterArgs(['remove', '--cluster-endpoints', 'http://a:2379', 'ctrl-3'], {})).toMatchObject({ name: 'ctrl-3', force: false })
   })
 

@@ -1,8 +1,9 @@
 // `edgeplane cluster status|remove` against a real etcd (one member, test/support/etcd.ts) and real nodes (startServer
 // with cluster settings): what status reports for an empty prefix, one node, two nodes (the second restored from a
 // backup of the first, whose manifest names the cluster), a stopped node; remove refusing a live or unknown node and
-// retiring a stopped one on every node's state; `run` refusing a non-member data directory and a backup older than
-// etcd's compaction point with its message (exit 1, no stack); etcd down. The tests share one etcd and run in order.
+// retiring a stopped one on every node's state (sealed with the key of a member's data directory, refused with
+// another cluster's); `run` refusing a non-member data directory and a backup older than etcd's compaction point with
+// its message (exit 1, no stack); etcd down. The tests share one etcd and run in order.
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -133,7 +134,7 @@ describe.skipIf(!etcdAvailable())('edgeplane cluster against a real etcd', () =>
   })
 
   it('case=remove of a live node is refused without --force, and changes nothing', async () => {
-    const r = await cli(['remove', 'node-b', '--cluster-endpoints', ep, '--prefix', PREFIX])
+    const r = await cli(['remove', 'node-b', '--cluster-endpoints', ep, '--prefix', PREFIX, '--data', join(dir, 'a')])
     expect(r.code).toBe(1)
     expect(r.stderr).toContain('node node-b is live')
     expect(r.stderr).toContain('stop it first')
@@ -156,7 +157,7 @@ describe.skipIf(!etcdAvailable())('edgeplane cluster against a real etcd', () =>
   it('case=remove of a stopped node: every node drops it from its controllers, its keys go, status is healthy again', async () => {
     const before = await main(['status', '--data', join(dir, 'a'), '--json'])
     expect(JSON.parse(before.stdout).counts.controllers).toBe(2)
-    const r = await cli(['remove', 'node-b', '--cluster-endpoints', ep, '--prefix', PREFIX])
+    const r = await cli(['remove', 'node-b', '--cluster-endpoints', ep, '--prefix', PREFIX], { EDGEPLANE_DATA: join(dir, 'a') })
     expect(r.stderr).toBe('')
     expect(r.code).toBe(0)
     const revision = Number(/at revision (\d+)/.exec(r.stdout)![1])
@@ -172,15 +173,39 @@ describe.skipIf(!etcdAvailable())('edgeplane cluster against a real etcd', () =>
   })
 
   it('case=remove of a name no node has is refused; --force appends it anyway', async () => {
-    const r = await cli(['remove', 'node-z', '--cluster-endpoints', ep, '--prefix', PREFIX])
+    const member = ['--data', join(dir, 'a')]
+    const r = await cli(['remove', 'node-z', '--cluster-endpoints', ep, '--prefix', PREFIX, ...member])
     expect(r.code).toBe(1)
     expect(r.stderr).toContain('no node node-z is registered')
-    const forced = await cli(['remove', 'node-z', '--force', '--json', '--cluster-endpoints', ep, '--prefix', PREFIX])
+    const forced = await cli(['remove', 'node-z', '--force', '--json', '--cluster-endpoints', ep, '--prefix', PREFIX, ...member])
     expect(forced.code).toBe(0)
     expect(JSON.parse(forced.stdout)).toMatchObject({ name: 'node-z', wasLive: false, deletedKeys: 0 })
-    const other = await cli(['remove', 'node-a', '--cluster-endpoints', ep, '--prefix', '/nothing-here'])
+    const other = await cli(['remove', 'node-a', '--cluster-endpoints', ep, '--prefix', '/nothing-here', ...member])
     expect(other.code).toBe(1)
     expect(other.stderr).toContain('no cluster is initialised under prefix /nothing-here')
+  })
+
+  it('case=remove needs the data directory of a member of this cluster (its key seals the command), and changes nothing without it', async () => {
+    const none = await cli(['remove', 'node-z', '--force', '--cluster-endpoints', ep, '--prefix', PREFIX, '--data', join(dir, 'nowhere')])
+    expect(none.code).toBe(1)
+    expect(none.stderr).toContain(`${join(dir, 'nowhere')} holds no edgeplane data`)
+    expect(none.stderr).toContain('give --data DIR')
+    // a data directory of another cluster (initialised under another prefix)
+    const other = await startServer({
+      dataDir: join(dir, 'other'),
+      port: 0,
+      adminUsername: 'admin',
+      adminPassword: 'admin-pass-1',
+      cluster: { endpoints: etcd.endpoints, nodeName: 'other-1', prefix: '/other-cluster' },
+      log: () => undefined,
+    })
+    await other.stop()
+    const before = await client.currentRevision()
+    const foreign = await cli(['remove', 'node-z', '--force', '--cluster-endpoints', ep, '--prefix', PREFIX, '--data', join(dir, 'other')])
+    expect(foreign.code).toBe(1)
+    expect(foreign.stderr).toContain(`belongs to cluster ${other.cluster!.clusterId}, but etcd prefix ${PREFIX} holds cluster ${a.cluster!.clusterId}`)
+    const { kvs } = await client.range(`${PREFIX}/log/`, { prefix: true, keysOnly: true })
+    expect(kvs.filter((kv) => kv.modRevision > before)).toEqual([])
   })
 
   it('case=run refuses a data directory that is no member (exit 1, the message, no stack)', async () => {
@@ -195,7 +220,7 @@ describe.skipIf(!etcdAvailable())('edgeplane cluster against a real etcd', () =>
     expect(r.stdout).not.toContain('listening on')
   })
 
-  it('case=a backup older than the compaction point: run refuses it with what to do; status names it until it is removed', async () => {
+  it('case=a backup older than the compaction point: run refuses it with what to do, and registers nothing', async () => {
     const archive = join(dir, 'old.tar.gz')
     const old = await backupDataDir({ dataDir: join(dir, 'a'), outFile: archive, now: new Date() })
     await restoreDataDir(archive, join(dir, 'c'))
@@ -214,19 +239,15 @@ describe.skipIf(!etcdAvailable())('edgeplane cluster against a real etcd', () =>
       EDGEPLANE_CLUSTER_PREFIX: PREFIX,
     })
     expect(r.code).toBe(1)
-    expect(r.stderr).toContain('edgeplane run: cannot start: ')
-    expect(r.stderr).toContain(`compacted it at revision ${head}`)
+    expect(r.stderr).toContain(`edgeplane run: cannot start: this data directory was backed up at revision ${old.cluster!.appliedRevision}, but etcd has compacted`)
     expect(r.stderr).toContain('edgeplane restore --from FILE --data DIR')
     expect(r.stderr).not.toMatch(/^\s+at /m)
-    // the refused start registered its revision: status names the node as behind the compaction point
     const s = await status()
     expect(s.etcd.compactRevision).toBe(head)
-    const c = s.nodes.find((n) => n.name === 'node-c')
-    expect(c).toMatchObject({ registered: true, live: false, appliedRevision: old.cluster!.appliedRevision })
-    expect(s.healthy).toBe(false)
-    expect(s.problems.join('\n')).toContain(`node node-c is not live and its revision ${old.cluster!.appliedRevision} is below etcd's compaction point ${head}`)
-    expect((await cli(['remove', 'node-c', '--cluster-endpoints', ep, '--prefix', PREFIX])).code).toBe(0)
-    expect((await status()).healthy).toBe(true)
+    expect(s.nodes.map((n) => n.name)).toEqual(['node-a'])
+    expect(s.healthy).toBe(true)
+    const human = await cli(['status', '--cluster-endpoints', ep, '--prefix', PREFIX])
+    expect(human.stdout).toContain(`compacted up to revision ${head}`)
   })
 
   it('case=etcd down: status exits 1 saying no member answers', async () => {
@@ -238,7 +259,7 @@ describe.skipIf(!etcdAvailable())('edgeplane cluster against a real etcd', () =>
     expect(r.stdout).toContain('etcd: NO QUORUM')
     expect(r.stdout).toMatch(/down/)
     expect(r.stdout).toContain('no etcd member answers')
-    const remove = await cli(['remove', 'node-a', '--cluster-endpoints', ep, '--prefix', PREFIX])
+    const remove = await cli(['remove', 'node-a', '--cluster-endpoints', ep, '--prefix', PREFIX, '--data', join(dir, 'a')])
     expect(remove.code).toBe(1)
     expect(remove.stderr).toContain('edgeplane cluster remove: ')
   })
