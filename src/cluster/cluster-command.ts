@@ -89,7 +89,18 @@ export interface ClusterStatusReport {
 export async function readClusterStatus(client: EtcdClient, endpoints: string[], prefix: string): Promise<ClusterStatusReport> {
   const raw = await client.status()
   const members: MemberStatus[] = raw.map((m) => ({ ...m, isLeader: m.ok && m.leader !== undefined && m.leader === m.memberId }))
-  const report: ClusterStatusReport = { prefix, endpoints, etcd: { members, quorum: false }, nodes: [], healthy: false, problems: [], warnings: [] }
+  // every member in its place from the start, so that --json lists them in this order
+  const report: ClusterStatusReport = {
+    prefix,
+    endpoints,
+    cluster: undefined,
+    etcd: { members, quorum: false, revision: undefined, compactRevision: undefined, error: undefined },
+    nodes: [],
+    logKeys: undefined,
+    healthy: false,
+    problems: [],
+    warnings: [],
+  }
   for (const m of members) {
     if (!m.ok) report.warnings.push(`etcd member ${m.endpoint} does not answer: ${m.error ?? 'no answer'}`)
     else if (m.leader === undefined) report.warnings.push(`etcd member ${m.endpoint} knows no leader`)
