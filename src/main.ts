@@ -156,8 +156,10 @@ async function run(argv: string[]): Promise<number> {
     })
   } catch (e) {
     // a start that cannot go on (etcd unreachable, a data directory of no member, a compacted log, a bad PKI): its
-    // message, not a stack; exit at once, since what the failed start had opened (LMDB, timers) is not closed
+    // message, not a stack (the stack too at log level debug); exit at once, since what the failed start had opened
+    // (LMDB, timers) is not closed
     process.stderr.write(`edgeplane run: cannot start: ${e instanceof Error ? e.message : String(e)}\n`)
+    if (config.logLevel === 'debug' && e instanceof Error && e.stack) process.stderr.write(`${e.stack}\n`)
     process.exit(1)
   }
   // handlers first, then the announcement: a supervisor may signal as soon as it reads the line
