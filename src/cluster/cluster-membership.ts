@@ -30,6 +30,8 @@ export interface MembershipOptions {
   nodeName: string
   apiUrl: string
   log: ClusterLog
+  /** The applied revision stored in LMDB (meta `clusterApplied`). */
+  storedRevision: () => number
   note: (line: string) => void
   /** Tests shorten the ticks. */
   heartbeatEveryMs?: number
@@ -56,8 +58,14 @@ export class ClusterMembership {
   constructor(private readonly o: MembershipOptions) {}
 
   /** Writes this node's applied revision once (before catching up: compaction must not pass it meanwhile). */
-  async registerApplied(): Promise<void> {
-    await this.o.client.put(`${appliedPrefixOf(this.o.prefix)}${this.o.nodeName}`, String(this.o.log.revision))
+  /**
+   * Writes the revision this node has stored (not the one it applied in memory, which runs ahead of its commits for a
+   * moment): compaction up to it never takes what a crash now would need replayed.
+   */
+  async registerApplied(): Promise<number> {
+    const revision = this.o.storedRevision()
+    await this.o.client.put(`${appliedPrefixOf(this.o.prefix)}${this.o.nodeName}`, String(revision))
+    return revision
   }
 
   start(): void {
@@ -124,10 +132,7 @@ export class ClusterMembership {
       const c = this.o.client
       const log = this.o.log
       if (log.state !== 'live') return
-      if (log.revision !== this.lastAppliedWritten) {
-        await this.registerApplied()
-        this.lastAppliedWritten = log.revision
-      }
+      if (this.o.storedRevision() !== this.lastAppliedWritten) this.lastAppliedWritten = await this.registerApplied()
       const { kvs } = await c.range(appliedPrefixOf(this.o.prefix), { prefix: true })
       const applied = kvs.map((kv) => Number(kv.value)).filter((n) => Number.isFinite(n))
       if (applied.length === 0) return
@@ -155,6 +160,8 @@ export class ClusterMembership {
   async stop(): Promise<void> {
     for (const t of this.timers) clearInterval(t)
     this.timers = []
+    // `cluster status` then shows where a stopped node stands, not where it stood at the last janitor tick
+    await this.registerApplied().catch(() => undefined)
     if (this.lease !== undefined) {
       // the node leaves the live set at once rather than when its lease runs out
       await this.o.client.leaseRevoke(this.lease).catch(() => undefined)

@@ -221,6 +221,7 @@ export async function openClusterNode(o: {
         nodeName: settings.nodeName,
         apiUrl: self.baseUrl,
         log,
+        storedRevision: () => (o.store.db('meta').get(APPLIED_KEY) as { revision?: number } | undefined)?.revision ?? 0,
         note: o.note,
         heartbeatEveryMs: settings.heartbeatEveryMs,
         janitorEveryMs: settings.janitorEveryMs,
