@@ -11,7 +11,7 @@
  */
 import { describeThrown } from '../lib/describe-thrown.ts'
 import type { EtcdClient } from './etcd-client.ts'
-import type { ClusterLog } from './cluster-log.ts'
+import { logPrefixOf, type ClusterLog } from './cluster-log.ts'
 
 /** A node as its liveness key shows it. */
 export interface NodeLiveness {
@@ -41,6 +41,9 @@ export interface MembershipOptions {
 export const nodesPrefixOf = (prefix: string) => `${prefix}/nodes/`
 export const appliedPrefixOf = (prefix: string) => `${prefix}/applied/`
 
+/** Every this many janitor ticks, the first node deletes leftover command keys of every proposer. */
+const LEFTOVER_SWEEP_EVERY = 10
+
 /** Compaction waits until this many revisions can go at once. */
 const COMPACT_STEP = 1_000
 
@@ -54,6 +57,7 @@ export class ClusterMembership {
   private etcdReachable = true
   private lastError = ''
   private beating = false
+  private ticks = 0
 
   constructor(private readonly o: MembershipOptions) {}
 
@@ -146,6 +150,8 @@ export class ClusterMembership {
         own.splice(0, n)
       }
       const first = [...this.peers.keys()].sort()[0]
+      // keys no running node deletes (an earlier run of a node, `edgeplane cluster remove`): the first node, now and then
+      if (first === this.o.nodeName && this.ticks++ % LEFTOVER_SWEEP_EVERY === 0) await this.sweepLeftovers(lowest)
       if (first === this.o.nodeName && lowest - this.compactedTo >= COMPACT_STEP) {
         await c.compact(lowest)
         this.compactedTo = lowest
@@ -154,6 +160,35 @@ export class ClusterMembership {
     } catch (e) {
       // retried at the next tick
       this.lastError = e instanceof Error ? e.message : describeThrown(e)
+    }
+  }
+
+  /**
+   * Deletes every command key that every registered node applied, whoever proposed it. Keys are grouped by proposer
+   * run (`<node>/<boot>.` or `cli-…/`), and within a group their order is their order in the log, so each group's
+   * deletable keys are its first ones: one range delete from the group's first key to just after its last deletable
+   * one can never take a key appended since (it sorts after).
+   */
+  private async sweepLeftovers(lowest: number): Promise<void> {
+    const c = this.o.client
+    const prefix = logPrefixOf(this.o.prefix)
+    const end = prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1)
+    let start = prefix
+    for (let page = 0; page < 50; page++) {
+      const { kvs, more } = await c.range(start, { rangeEnd: end, limit: 2_000, keysOnly: true })
+      const groups = new Map<string, { first: string; last: string | null; blocked: boolean }>()
+      for (const kv of kvs) {
+        const cut = Math.max(kv.key.lastIndexOf('.'), kv.key.lastIndexOf('/'))
+        const group = kv.key.slice(0, cut)
+        let g = groups.get(group)
+        if (!g) groups.set(group, (g = { first: kv.key, last: null, blocked: false }))
+        if (g.blocked) continue
+        if (kv.modRevision <= lowest) g.last = kv.key
+        else g.blocked = true
+      }
+      for (const g of groups.values()) if (g.last !== null) await c.deleteRange(g.first, `${g.last}\u0000`)
+      if (!more || kvs.length === 0) return
+      start = `${kvs[kvs.length - 1].key}\u0000`
     }
   }
 
