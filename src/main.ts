@@ -10,6 +10,7 @@ import { startServer } from './server.ts'
 import { VERSION, REVISION, BUILD_DATE } from './version.ts'
 import { OPERATE_HELP } from './operate/operate-help.ts'
 import { INSIGHT_HELP } from './cli/cli-insight.ts'
+import { CLUSTER_HELP } from './cluster/cluster-help.ts'
 
 const HELP = `edgeplane ${VERSION}: controller for a zero-trust overlay network
 
@@ -18,6 +19,7 @@ Usage:
   edgeplane version                           print version, revision and build date
   edgeplane validate-router-config FILE...    check router configuration files ('-' reads stdin)
   edgeplane backup | restore | status ...     operations (below)
+  edgeplane cluster status | remove NAME      a cluster on etcd: its nodes and etcd's health; retire a node (below)
   edgeplane explain --identity NAME --service NAME|--edge-router NAME
                                               why an identity can or cannot reach a service or router (running controller)
   edgeplane preview --file change.json        what a policy or role attribute change would do, without applying it
@@ -60,7 +62,8 @@ Flags of 'validate-router-config':
 Exit codes: 0 valid, 1 errors found, 2 usage error or unreadable file.
 
 ${OPERATE_HELP}Exit codes of the operations: 0 done (status: healthy), 1 refused, failed or warnings, 2 usage error.
-${INSIGHT_HELP}`
+
+${CLUSTER_HELP}${INSIGHT_HELP}`
 
 async function run(argv: string[]): Promise<number> {
   let values: Record<string, string | string[] | boolean | undefined>
@@ -153,8 +156,10 @@ async function run(argv: string[]): Promise<number> {
     })
   } catch (e) {
     // a start that cannot go on (etcd unreachable, a data directory of no member, a compacted log, a bad PKI): its
-    // message, not a stack; exit at once, since what the failed start had opened (LMDB, timers) is not closed
+    // message, not a stack (the stack too at log level debug); exit at once, since what the failed start had opened
+    // (LMDB, timers) is not closed
     process.stderr.write(`edgeplane run: cannot start: ${e instanceof Error ? e.message : String(e)}\n`)
+    if (config.logLevel === 'debug' && e instanceof Error && e.stack) process.stderr.write(`${e.stack}\n`)
     process.exit(1)
   }
   // handlers first, then the announcement: a supervisor may signal as soon as it reads the line
@@ -206,6 +211,14 @@ async function main(argv: string[]): Promise<number> {
     case 'status': {
       const { runOperateCommand } = await import('./operate/operate-command.ts')
       return runOperateCommand(cmd, rest, {
+        stdout: (s: string) => process.stdout.write(s),
+        stderr: (s: string) => process.stderr.write(s),
+        env: process.env,
+      })
+    }
+    case 'cluster': {
+      const { runClusterCommand } = await import('./cluster/cluster-command.ts')
+      return runClusterCommand(rest, {
         stdout: (s: string) => process.stdout.write(s),
         stderr: (s: string) => process.stderr.write(s),
         env: process.env,

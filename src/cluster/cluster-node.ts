@@ -182,8 +182,8 @@ export async function openClusterNode(o: {
   const initRecord = JSON.parse(init.value) as InitRecord
   if (clusterId === undefined) {
     throw new Error(
-      `etcd prefix ${settings.prefix} holds cluster ${initRecord.clusterId}, and this data directory is not one of its members': ` +
-        'take a backup of a member (edgeplane backup --data DIR --to FILE), restore it here (edgeplane restore --from FILE --data DIR), then start again',
+      `etcd prefix ${settings.prefix} holds cluster ${initRecord.clusterId}, and this data directory is not one of its members: ` +
+        'take a backup of a member (edgeplane backup --data DIR --out FILE), restore it here (edgeplane restore --from FILE --data DIR), then start again',
     )
   }
   if (clusterId !== initRecord.clusterId) {
@@ -227,6 +227,7 @@ export async function openClusterNode(o: {
         nodeName: settings.nodeName,
         apiUrl: self.baseUrl,
         log,
+        storedRevision: () => (o.store.db('meta').get(APPLIED_KEY) as { revision?: number } | undefined)?.revision ?? 0,
         note: o.note,
         heartbeatEveryMs: settings.heartbeatEveryMs,
         janitorEveryMs: settings.janitorEveryMs,

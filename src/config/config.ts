@@ -383,13 +383,14 @@ export function resolveConfig(flags: ConfigFlags, env: Record<string, string | u
 
 /**
  * The etcd endpoints and key prefix, each from its flag, then its environment variable, then the config file (what
- * `edgeplane cluster` needs: no node name). Undefined endpoints when none is set anywhere.
+ * `edgeplane cluster` needs: no node name), and the data directory as `run` resolves it (`cluster remove` seals its
+ * command with the sealing key of a member's data directory). Undefined endpoints when none is set anywhere.
  */
 export function resolveClusterAccess(
-  flags: { clusterEndpoints?: string[]; prefix?: string; config?: string },
+  flags: { clusterEndpoints?: string[]; prefix?: string; config?: string; data?: string },
   env: Record<string, string | undefined>,
   file: ConfigFile = flags.config ? readConfigFile(flags.config) : {},
-): { endpoints?: string[]; prefix?: string } {
+): { endpoints?: string[]; prefix?: string; dataDir: string } {
   const endpointsInput = flags.clusterEndpoints?.length ? flags.clusterEndpoints : env.EDGEPLANE_CLUSTER_ENDPOINTS?.trim() ? env.EDGEPLANE_CLUSTER_ENDPOINTS : file.cluster?.endpoints
   let endpoints: string[] | undefined
   if (endpointsInput !== undefined) {
@@ -402,7 +403,8 @@ export function resolveClusterAccess(
     const problem = clusterPrefixProblem(prefix)
     if (problem) throw new ConfigError(problem)
   }
-  return { endpoints, prefix: prefix === undefined ? undefined : normalizeClusterPrefix(prefix) }
+  const dataDir = resolve(flags.data ?? env.EDGEPLANE_DATA ?? file.data ?? DEFAULTS.data)
+  return { endpoints, prefix: prefix === undefined ? undefined : normalizeClusterPrefix(prefix), dataDir }
 }
 
 /** The cluster settings of `run`: endpoints and node name both set (a cluster node) or neither (a single node). */

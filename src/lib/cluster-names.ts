@@ -54,3 +54,12 @@ export function parseClusterEndpoints(input: string | readonly string[]): { endp
   }
   return { endpoints }
 }
+
+/**
+ * The `meta` keys of a cluster member's store: the cluster's id, and the applied revision written with every applied
+ * command ({revision, ...}). Defined here so that offline tools (`edgeplane status`, `backup`) read them without the
+ * cluster code; src/cluster/cluster-node.ts and src/actors/runtime/actor-runtime.ts use the same names (a unit test
+ * holds them equal).
+ */
+export const CLUSTER_ID_META_KEY = 'clusterId'
+export const CLUSTER_APPLIED_META_KEY = 'clusterApplied'

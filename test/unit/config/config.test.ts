@@ -248,13 +248,15 @@ describe('cluster settings (issue 23)', () => {
     expect(() => resolveConfig({ config: file('c2.yml', 'cluster:\n  endpoints: http://127.0.0.1:2379\n  nodeName: x\n') }, {})).toThrow(/\/cluster\/endpoints/)
   })
 
-  it('case=access for `edgeplane cluster`: endpoints and prefix without a node name', () => {
-    const cfg = file('access.yml', 'cluster:\n  endpoints: [http://10.0.0.1:2379]\n')
-    expect(resolveClusterAccess({ config: cfg }, {})).toEqual({ endpoints: ['http://10.0.0.1:2379'], prefix: undefined })
-    expect(resolveClusterAccess({ config: cfg, prefix: '/other/' }, { EDGEPLANE_CLUSTER_ENDPOINTS: 'http://10.0.0.9:2379' })).toEqual({
+  it('case=access for `edgeplane cluster`: endpoints and prefix without a node name, the data directory as run resolves it', () => {
+    const cfg = file('access.yml', 'data: /from/file\ncluster:\n  endpoints: [http://10.0.0.1:2379]\n')
+    expect(resolveClusterAccess({ config: cfg }, {})).toEqual({ endpoints: ['http://10.0.0.1:2379'], prefix: undefined, dataDir: '/from/file' })
+    expect(resolveClusterAccess({ config: cfg, prefix: '/other/' }, { EDGEPLANE_CLUSTER_ENDPOINTS: 'http://10.0.0.9:2379', EDGEPLANE_DATA: '/from/env' })).toEqual({
       endpoints: ['http://10.0.0.9:2379'],
       prefix: '/other',
+      dataDir: '/from/env',
     })
-    expect(resolveClusterAccess({}, {})).toEqual({ endpoints: undefined, prefix: undefined })
+    expect(resolveClusterAccess({ data: '/from/flag' }, { EDGEPLANE_DATA: '/from/env' }).dataDir).toBe('/from/flag')
+    expect(resolveClusterAccess({}, {})).toEqual({ endpoints: undefined, prefix: undefined, dataDir: resolve('./data') })
   })
 })
