@@ -1,6 +1,7 @@
 // The cluster's etcd fails under it: kill -9 of the etcd leader during writes (writes resume on the new leader, no
 // acknowledged write lost, none doubled), then two of three members down (writes answer 503 CLUSTER_NO_LEADER in the
-// envelope and change nothing, reads by an existing session go on, a new login is refused alike) until they return.
+// envelope and change nothing, reads by an existing session go on, a new login is refused alike, the cluster health
+// check fails) until they return.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { pollUntil, startTestCluster, type TestCluster, type TestNode } from '../support/cluster.ts'
 
@@ -8,6 +9,7 @@ let c: TestCluster
 let admin: string
 const MGMT = '/edge/management/v1'
 const CLIENT = '/edge/client/v1'
+const NOT_EDGE_API = 'the health-checks API is not an operation of the edge APIs (no edge spec describes it)'
 
 beforeAll(async () => {
   c = await startTestCluster({ nodes: 3 })
@@ -24,6 +26,14 @@ const createService = (n: TestNode, name: string) => c.call(n, 'POST', `${MGMT}/
 async function servicesNamed(n: TestNode, prefix: string): Promise<Array<{ id: string; name: string }>> {
   return c.listAll(n, `${MGMT}/services?filter=${encodeURIComponent(`name contains "${prefix}"`)}`, admin)
 }
+
+/** Polls a node's `cluster` health check until its health is `healthy`; answers the check. */
+const clusterCheck = (n: TestNode, healthy: boolean) =>
+  pollUntil(`the cluster health check of ${n.name} ${healthy ? 'healthy' : 'failing'}`, async () => {
+    const h = await c.call(n, 'GET', '/health-checks', { offSpec: NOT_EDGE_API })
+    const check = h.body?.data?.checks?.find((x: { id: string }) => x.id === 'cluster')
+    return check?.healthy === healthy ? check : undefined
+  }, 10_000, 100)
 
 function expectNoLeader(r: { status: number; body: any; text: string }) {
   expect(`${r.status} ${r.body?.error?.code}`).toBe('503 CLUSTER_NO_LEADER')
@@ -126,8 +136,12 @@ describe('etcd failures under the cluster', () => {
       expect((await c.call(n, 'GET', `${MGMT}/services/${before[0].id}`, { token: admin })).body.data.roleAttributes ?? []).not.toContain('refused')
     }
 
+    // the health checks say so
+    for (const n of c.nodes) expect((await clusterCheck(n, false)).details).toContain('etcd unreachable')
+
     // quorum returns: writes work again, and what was refused is not there
     await Promise.all(down.map((m) => m.start()))
+    for (const n of c.nodes) expect((await clusterCheck(n, true)).details).toContain('etcd reachable')
     for (const n of c.nodes) {
       const r = await pollUntil(`a write on ${n.name} after quorum returned`, async () => {
         const res = await createService(n, `after-quorum-${n.name}`)

@@ -36,6 +36,8 @@ export interface CallOptions {
   body?: unknown
   /** A client certificate and key (certificate login). */
   cert?: { cert: string; key: string }
+  /** The harness's one escape from the spec check (harness.ts RequestOptions.offSpec): why this answer is outside it. */
+  offSpec?: string
 }
 
 export type NodeKind = 'in-process' | 'child'
@@ -274,8 +276,11 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
       } catch {
         body = undefined
       }
-      checkAnswer({ method, url: path, status: res.status, contentType: res.headers.get('content-type'), text, body })
-      specCheckTally.recordChecked()
+      if (o.offSpec !== undefined) specCheckTally.recordOffSpec(o.offSpec)
+      else {
+        checkAnswer({ method, url: path, status: res.status, contentType: res.headers.get('content-type'), text, body })
+        specCheckTally.recordChecked()
+      }
       return { status: res.status, body, text }
     },
     async login(node, which = 'management', user = ADMIN) {
