@@ -149,7 +149,7 @@ describe('a cluster of three nodes', () => {
     await until(a, `${MGMT}/services/${own.body.data.id}`, 200)
     const digests = await c.settledDigests()
     expect(digests.map((d) => `${d.revision} ${d.digest}`)).toEqual(digests.map(() => `${digests[0].revision} ${digests[0].digest}`))
-  })
+  }, 60_000)
 
   test('a restarted node has caught up before it answers', async () => {
     const [a, , d] = c.nodes
@@ -172,5 +172,5 @@ describe('a cluster of three nodes', () => {
     expect((await c.call(d, 'GET', `${MGMT}/services?${byName('read-everywhere')}`, { token: admin })).body.data).toEqual([])
     const digests = await c.settledDigests()
     expect(digests.map((d) => `${d.revision} ${d.digest}`)).toEqual(digests.map(() => `${digests[0].revision} ${digests[0].digest}`))
-  })
+  }, 60_000)
 })

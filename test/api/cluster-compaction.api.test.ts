@@ -60,7 +60,7 @@ describe('a compacted log', () => {
     expect((await c.call(a, 'GET', `${MGMT}/services/${own.body.data.id}`, { token: admin })).status).toBe(200)
     const digests = await c.settledDigests([a, member])
     expect(digests[1]).toMatchObject({ revision: digests[0].revision, digest: digests[0].digest })
-  })
+  }, 60_000)
 
   test('a member behind the compaction point with no live member to ask refuses to start, and starts once one is back', async () => {
     const [a, member] = c.nodes
@@ -83,5 +83,5 @@ describe('a compacted log', () => {
     expect(await servicesNamed(member, 'alone')).toEqual([...names].sort())
     const digests = await c.settledDigests([a, member])
     expect(digests[1]).toMatchObject({ revision: digests[0].revision, digest: digests[0].digest })
-  })
+  }, 60_000)
 })

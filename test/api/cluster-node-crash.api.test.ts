@@ -81,5 +81,5 @@ describe('kill -9 of a node during 50 concurrent writers', () => {
     const digests = await c.settledDigests([a, b, victim])
     expect(digests.map((d) => `${d.revision} ${d.digest}`)).toEqual(digests.map(() => `${digests[0].revision} ${digests[0].digest}`))
     expect(digests[0].records).toBeGreaterThan(acked.size)
-  })
+  }, 60_000)
 })
