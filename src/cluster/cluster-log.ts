@@ -4,9 +4,11 @@
  * - Append: a command (actor, message, the proposer's clock reading, a deadline) is submitted once, under a key of its
  *   own (`<prefix>/log/<node>/<boot>.<seq>`) with create-if-absent: a submission that timed out is retried on the next
  *   endpoint, and a retry that finds its own command already there counts as done (`EtcdClient.putIfAbsent`), so a
- *   command is never in the log twice. No endpoint answers for 5 s (rounds over every endpoint): 503 CLUSTER_NO_LEADER.
- * - Apply: one watch on `<prefix>/` (commands under `<prefix>/log/`) from the last applied revision + 1; every node, the proposer too, hands each
- *   command to its actor in revision order (`Actor.applyLogged`), which stores the revision with the command's writes
+ *   command is never in the log twice. No endpoint takes it for 5 s (rounds over every endpoint): 503
+ *   CLUSTER_NO_LEADER when nothing can have been proposed (nothing changed), 503 TIMEOUT when an attempt may still be
+ *   committed by a member that leads again (the outcome is unknown; see `putUntilKnown`).
+ * - Apply: one watch on `<prefix>/` (commands under `<prefix>/log/`) from the last applied revision + 1; every node,
+ *   the proposer too, hands each command to its actor in revision order (`Actor.applyLogged`), which stores the revision with the command's writes
  *   in one LMDB transaction. The proposer answers its request with the outcome of its own apply: a race lost on
  *   another node gives the same 400/409 here, and exactly one winner everywhere.
  * - Time: a command's apply uses its proposer's clock reading. Every node keeps, per proposer, the latest reading
@@ -218,11 +220,19 @@ export class ClusterLog implements ReplicatedLog {
       if (!r.created) throw new Error(`the log key ${key} is taken by another command`)
       revision = r.revision
     } catch (e) {
-      this.pending.delete(key)
       if (e instanceof EtcdUnavailableError) {
+        if (e.outcomeUnknown) {
+          // an attempt may sit in the log of a member that lost its quorum: it is applied if that member leads again,
+          // so the answer cannot say nothing changed
+          this.pending.delete(key)
+          this.o.log(`cluster: a change's outcome is unknown: ${e.message}`)
+          throw ApiError.withMessage('TIMEOUT', "the cluster's log did not answer in time: the change may still be applied once etcd has a quorum again")
+        }
+        this.pending.delete(key)
         this.o.log(`cluster: a change was refused: ${e.message}`)
         throw new ApiError('CLUSTER_NO_LEADER')
       }
+      this.pending.delete(key)
       throw e
     }
     this.ownKeys.push({ key, revision })
@@ -244,15 +254,22 @@ export class ClusterLog implements ReplicatedLog {
    * Submits a command, retrying the same create-if-absent while etcd is unavailable, for up to `submitRetryMs`. A
    * submission that timed out may still be committed (a follower forwarded it to the leader elected meanwhile): the
    * retry finds it and counts it as done, so a leader's failover ends in the command's own outcome, not in a 503 for
-   * a change every node then applies. Only an etcd unavailable for the whole time answers 503.
+   * a change every node then applies. Only an etcd unavailable for the whole time answers 503: CLUSTER_NO_LEADER
+   * when no attempt can have been proposed (every member refused the connection or said at once it has no leader:
+   * nothing changed), else TIMEOUT (the outcome is unknown: an attempt may still be committed by a member that leads
+   * again).
    */
   private async putUntilKnown(key: string, value: string): Promise<{ created: boolean; revision: number }> {
     const giveUpAt = Date.now() + this.submitRetryMs
+    let unknown = false
     for (;;) {
       try {
         return await this.o.client.putIfAbsent(key, value)
       } catch (e) {
-        if (!(e instanceof EtcdUnavailableError) || Date.now() >= giveUpAt || this._state === 'stopped') throw e
+        if (!(e instanceof EtcdUnavailableError)) throw e
+        // one attempt that may have reached a member's log makes the whole submission's outcome unknown
+        unknown ||= e.outcomeUnknown
+        if (Date.now() >= giveUpAt || this._state === 'stopped') throw new EtcdUnavailableError(e.message, unknown)
         await new Promise((r) => setTimeout(r, SUBMIT_RETRY_PAUSE_MS))
       }
     }

@@ -161,4 +161,30 @@ describe('etcd failures under the cluster', () => {
     const digests = await c.settledDigests()
     expect(digests.map((d) => `${d.revision} ${d.digest}`)).toEqual(digests.map(() => `${digests[0].revision} ${digests[0].digest}`))
   }, 90_000)
+
+  test('writes in flight when the quorum goes: 201, 503 CLUSTER_NO_LEADER (never applied) or 503 TIMEOUT (outcome unknown)', async () => {
+    const leader = await c.etcd.leader()
+    const down = c.etcd.members.filter((m) => m !== leader)
+    const names = Array.from({ length: 12 }, (_, i) => `in-flight-${i}`)
+    const answers = Promise.all(names.map((name, i) => createService(c.nodes[i % c.nodes.length], name)))
+    await Promise.all(down.map((m) => m.kill('SIGKILL')))
+    const settled = await answers
+    const outcome = new Map(names.map((name, i) => [name, `${settled[i].status} ${settled[i].body?.error?.code ?? ''}`.trim()]))
+    console.log(`in-flight writes when the quorum went: ${[...outcome.values()].join(', ')}`)
+    for (const o of outcome.values()) expect(['201', '503 CLUSTER_NO_LEADER', '503 TIMEOUT']).toContain(o)
+    await Promise.all(down.map((m) => m.start()))
+    for (const n of c.nodes) await clusterCheck(n, true)
+    // a write after recovery on every node, then every node has applied the same log
+    for (const n of c.nodes) {
+      await pollUntil(`a write on ${n.name} after quorum returned`, async () => ((await createService(n, `after-in-flight-${n.name}`)).status === 201 ? true : undefined), 15_000, 200)
+    }
+    await c.waitForRevision()
+    for (const n of c.nodes) {
+      const present = new Set((await servicesNamed(n, 'in-flight-')).map((s) => s.name))
+      for (const [name, o] of outcome) {
+        if (o === '201') expect(present.has(name)).toBe(true)
+        if (o === '503 CLUSTER_NO_LEADER') expect(present.has(name)).toBe(false)
+      }
+    }
+  }, 90_000)
 })
