@@ -521,7 +521,7 @@ export class EtcdClient {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'grpc-metadata-hasleader': 'true' },
         body: JSON.stringify({
-          create_request: { ...prefixRange(prefix), start_revision: Math.max(1, state.next - 2), progress_notify: opts.progressNotify ?? true },
+          create_request: { ...prefixRange(prefix), start_revision: state.next, progress_notify: opts.progressNotify ?? true },
         }),
         signal: controller.signal,
       })
@@ -574,7 +574,7 @@ export class EtcdClient {
           }
           const events = arr(result.events)
             .map(decodeEvent)
-            .filter(() => true)
+            .filter((e) => e.kv.modRevision >= state.next)
           if (events.length > 0) {
             try {
               await handlers.onEvents(events, header)
