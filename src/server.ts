@@ -70,7 +70,8 @@ import type { IdentityEvent } from './actors/identity/identity-messages.ts'
 import { hashPassword, prepareDummyHash } from './auth/auth-password.ts'
 import { startCaActor } from './actors/ca/ca-actor.ts'
 import { startControllersActor } from './actors/controllers/controllers-actor.ts'
-import { openClusterNode, type ClusterNode, type ClusterSettings } from './cluster/cluster-node.ts'
+import { openClusterNode, prepareClusterStore, type ClusterNode, type ClusterSettings } from './cluster/cluster-node.ts'
+import { peerSecretOf, SNAPSHOT_PATH, snapshotRoute } from './cluster/cluster-snapshot.ts'
 import type { LogTarget } from './cluster/cluster-log.ts'
 import type { JwtVerifier, PublicPki } from './actors/ca/ca-state.ts'
 import { buildCertsOnlyPkcs7 } from './pki/pki-pkcs7.ts'
@@ -215,7 +216,18 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const startedAt = clock.now()
   const phases = startPhases()
 
-  const store = await openStore(opts.dataDir, { warn: log, now: startedAt })
+  let store = await openStore(opts.dataDir, { warn: log, now: startedAt })
+  if (opts.cluster) {
+    // a member behind etcd's compaction point gets a live member's state first (cluster/cluster-snapshot.ts)
+    store = await prepareClusterStore({
+      settings: opts.cluster,
+      dataDir: opts.dataDir,
+      store,
+      reopen: () => openStore(opts.dataDir, { warn: log, now: startedAt }),
+      note: log,
+      now: () => clock.now(),
+    })
+  }
   phases.end('store')
   const bus = new EventBus()
   const registry = new MetricsRegistry()
@@ -253,7 +265,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // a cluster node: the log is attached before any actor can write (its timers included); the actors are its targets
   const logTargets = new Map<string, LogTarget>([['ca', ca]])
   const clusterNode = opts.cluster
-    ? await openClusterNode({ settings: opts.cluster, store, deps, clock, targets: logTargets, note: log })
+    ? await openClusterNode({ settings: opts.cluster, dataDir: opts.dataDir, store, deps, clock, targets: logTargets, note: log })
     : undefined
   const pki = ca.snapshot().pki
   phases.end('pki')
@@ -554,6 +566,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       '/edge/client/v1/.well-known/est/cacerts': cacerts,
       '/edge/management/v1/.well-known/est/cacerts': cacerts,
       '/health-checks': healthChecks,
+      // members fetch each other's state with a proof of membership, no session (cluster/cluster-snapshot.ts)
+      ...(clusterNode ? { [SNAPSHOT_PATH]: snapshotRoute({ store, secret: peerSecretOf(opts.dataDir), now: () => clock.now(), note: log }) } : {}),
       // on the listener the metrics are for admins (they show the load and the counts of everything)
       '/metrics': async (req) => {
         await resolver.require(req, 'admin')

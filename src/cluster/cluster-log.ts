@@ -5,18 +5,21 @@
  *   own (`<prefix>/log/<node>/<boot>.<seq>`) with create-if-absent: a submission that timed out is retried on the next
  *   endpoint, and a retry that finds its own command already there counts as done (`EtcdClient.putIfAbsent`), so a
  *   command is never in the log twice. No endpoint answers: 503 CLUSTER_NO_LEADER, and nothing was changed.
- * - Apply: one watch on `<prefix>/log/` from the last applied revision + 1; every node, the proposer too, hands each
+ * - Apply: one watch on `<prefix>/` (commands under `<prefix>/log/`) from the last applied revision + 1; every node, the proposer too, hands each
  *   command to its actor in revision order (`Actor.applyLogged`), which stores the revision with the command's writes
  *   in one LMDB transaction. The proposer answers its request with the outcome of its own apply: a race lost on
  *   another node gives the same 400/409 here, and exactly one winner everywhere.
- * - Time: a command's apply uses its proposer's clock reading; the log's time is the highest reading applied so far,
- *   the same on every node. A command whose deadline is behind the log's time when it comes up (it was stuck in etcd
- *   while the cluster moved on) is skipped by every node; its proposer, which waited no longer, had answered 503.
+ * - Time: a command's apply uses its proposer's clock reading. Every node keeps, per proposer, the latest reading
+ *   applied (the same on every node: it follows the log). A command whose deadline is behind its own proposer's
+ *   latest reading when it comes up (it was stuck in etcd while that node went on) is skipped by every node; its
+ *   proposer, which waited no longer, had answered 503. Only one node's clock is ever compared with itself: clock
+ *   skew between nodes does not matter.
  * - A barrier (`sync`) is an empty command of this node: once it is applied, so is everything before it. A node
  *   starts answering only after one (it caught up from its backup's revision).
  * - Compaction: a watch from below etcd's compaction point cannot replay: the node stops applying (`stale`), refuses
- *   writes (503 CLUSTER_NODE_STALE) and its health check fails: it must be restored from a newer backup of a member.
- *   Compaction itself (`cluster-janitor.ts`) never goes past the lowest revision a registered node has applied.
+ *   writes (503 CLUSTER_NODE_STALE) and its health check fails; restarted, it replaces its store with a live member's
+ *   snapshot (`cluster-snapshot.ts`). Compaction itself (`cluster-membership.ts` janitor) never goes past the lowest
+ *   revision a registered node has applied, so only a compaction by hand or a removed node's return gets here.
  */
 import { deserialize, serialize } from 'bun:jsc'
 import { ApiError } from '../errors/api-error.ts'
@@ -24,6 +27,7 @@ import { describeThrown } from '../lib/describe-thrown.ts'
 import type { Clock } from '../lib/clock.ts'
 import type { LoggedCommand, ReplicatedLog } from '../actors/runtime/actor-runtime.ts'
 import { EtcdUnavailableError, type EtcdClient, type EtcdEvent } from './etcd-client.ts'
+import type { CommandSealer } from './cluster-seal.ts'
 
 /** A command as it is stored in etcd (serialized with the structured-clone format: messages are plain data). */
 interface StoredCommand {
@@ -47,8 +51,10 @@ export interface ClusterLogOptions {
   prefix: string
   nodeName: string
   clock: Clock
+  /** Seals and opens the commands (the cluster's key, from the shared sealing key). */
+  sealer: CommandSealer
   /** Where this node stands: read from the store (meta `clusterApplied`) at start. */
-  applied: { revision: number; logTime: number }
+  applied: { revision: number; logTimes: Record<string, number> }
   /** The actors commands go to, by name. */
   targets: ReadonlyMap<string, LogTarget>
   /** How long a submitted command may take to come up before every node skips it (default 10 s). */
@@ -65,17 +71,30 @@ export type ClusterLogState = 'starting' | 'live' | 'stale' | 'stopped'
 /** The key of the sub-tree commands live in. */
 export const logPrefixOf = (prefix: string) => `${prefix}/log/`
 
-/** Encodes a command for the log (also used by `edgeplane cluster remove`, which appends without a running node). */
-export function encodeCommand(actor: string, msg: { type: string }, now: number, deadlineMs: number): string {
+/**
+ * Encodes a command for the log key `logKey`, sealed (cluster-seal.ts); also used by `edgeplane cluster remove`,
+ * which appends without a running node.
+ */
+export function encodeCommand(sealer: CommandSealer, logKey: string, actor: string, msg: { type: string }, now: number, deadlineMs: number): string {
   const cmd: StoredCommand = { a: actor, m: msg, t: now, d: now + deadlineMs }
-  return Buffer.from(serialize(cmd) as unknown as ArrayBuffer).toString('base64')
+  return sealer.seal(new Uint8Array(serialize(cmd) as unknown as ArrayBuffer), logKey)
 }
 
-function decodeCommand(value: string): StoredCommand {
-  const cmd = deserialize(Buffer.from(value, 'base64')) as StoredCommand
+function decodeCommand(sealer: CommandSealer, logKey: string, value: string): StoredCommand {
+  const cmd = deserialize(sealer.open(value, logKey)) as StoredCommand
   if (!cmd || typeof cmd.a !== 'string' || typeof cmd.m?.type !== 'string' || typeof cmd.t !== 'number') throw new Error('not a command')
   return cmd
 }
+
+/** The node that proposed a command: its key's first part under the log prefix. */
+function proposerOf(key: string, prefix: string): string {
+  const rest = key.slice(logPrefixOf(prefix).length)
+  const slash = rest.indexOf('/')
+  return slash < 0 ? rest : rest.slice(0, slash)
+}
+
+/** A watch stream silent this long (heartbeats come every second) is given up and resumed on another member. */
+const WATCH_IDLE_MS = 10_000
 
 /** The pseudo-actor of barrier commands: applied by nobody, it only marks a place in the log. */
 const BARRIER = '_barrier'
@@ -90,7 +109,8 @@ export class ClusterLog implements ReplicatedLog {
   private seq = 0
   private readonly pending = new Map<string, Pending>()
   private appliedRevision: number
-  private logTime: number
+  /** Each proposer node's latest clock reading applied (deadlines are compared with their own node's clock only). */
+  private logTimes: Record<string, number>
   private watch: { stop(): void } | undefined
   private _state: ClusterLogState = 'starting'
   private staleReason = ''
@@ -102,9 +122,12 @@ export class ClusterLog implements ReplicatedLog {
   /** The revisions of this node's own commands, oldest first (the janitor deletes their keys once all nodes applied them). */
   readonly ownKeys: Array<{ key: string; revision: number }> = []
 
+  private readonly logPrefix: string
+
   constructor(private readonly o: ClusterLogOptions) {
+    this.logPrefix = logPrefixOf(o.prefix)
     this.appliedRevision = o.applied.revision
-    this.logTime = o.applied.logTime
+    this.logTimes = { ...o.applied.logTimes }
     this.deadlineMs = o.deadlineMs ?? 10_000
     this.applyWaitMs = o.applyWaitMs ?? 15_000
   }
@@ -135,13 +158,20 @@ export class ClusterLog implements ReplicatedLog {
   async start(): Promise<void> {
     const compacted = new Promise<never>((_, reject) => (this.onCompacted = reject))
     compacted.catch(() => undefined)
-    this.watch = this.o.client.watch(logPrefixOf(this.o.prefix), this.appliedRevision + 1, {
-      onEvents: (events, header) => this.applyEvents(events, header),
-      onCompacted: (rev) => this.becomeStale(rev),
-      onState: (s, detail) => {
-        if (s === 'retrying') this.o.log(`cluster: the log's watch is resuming on another etcd member${detail ? ` (${detail})` : ''}`)
+    // the one watch covers the whole prefix: besides the commands it sees every node's heartbeat (a key rewritten every
+    // second), so a stream that goes quiet for longer than the idle timeout is a dead member, and it is resumed elsewhere
+    this.watch = this.o.client.watch(
+      `${this.o.prefix}/`,
+      this.appliedRevision + 1,
+      {
+        onEvents: (events, header) => this.applyEvents(events, header),
+        onCompacted: (rev) => this.becomeStale(rev),
+        onState: (s, detail) => {
+          if (s === 'retrying') this.o.log(`cluster: the log's watch is resuming on another etcd member${detail ? ` (${detail})` : ''}`)
+        },
       },
-    })
+      { idleTimeoutMs: WATCH_IDLE_MS },
+    )
     await Promise.race([this.barrier(), compacted])
     this._state = 'live'
   }
@@ -151,7 +181,7 @@ export class ClusterLog implements ReplicatedLog {
   private becomeStale(compactRevision: number): void {
     this.staleReason =
       `this node has applied the log up to revision ${this.appliedRevision}, but etcd compacted it at revision ${compactRevision}: ` +
-      'take a backup of a member (edgeplane backup), restore it here (edgeplane restore --from FILE --data DIR) and start again'
+      'restart this node: at start it fetches a state snapshot from a live member (cluster-snapshot.ts)'
     this._state = 'stale'
     this.o.log(`cluster: ${this.staleReason}`)
     for (const p of this.pending.values()) p.reject(new ApiError('CLUSTER_NODE_STALE'))
@@ -172,7 +202,7 @@ export class ClusterLog implements ReplicatedLog {
 
   private async submit(actor: string, msg: { type: string }): Promise<unknown> {
     const key = `${logPrefixOf(this.o.prefix)}${this.o.nodeName}/${this.boot}.${String(++this.seq).padStart(12, '0')}`
-    const value = encodeCommand(actor, msg, this.o.clock.now(), this.deadlineMs)
+    const value = encodeCommand(this.o.sealer, key, actor, msg, this.o.clock.now(), this.deadlineMs)
     const outcome = new Promise((resolve, reject) => this.pending.set(key, { resolve, reject }))
     outcome.catch(() => undefined)
     let revision: number
@@ -208,8 +238,8 @@ export class ClusterLog implements ReplicatedLog {
     for (const ev of events) {
       const revision = ev.kv.modRevision
       if (revision <= this.appliedRevision) continue
-      // a key's later versions and deletions (the janitor's) are not commands
-      if (ev.type !== 'PUT' || ev.kv.version !== 1) {
+      // other keys (heartbeats, applied revisions), a key's later versions and deletions (the janitor's) are not commands
+      if (ev.type !== 'PUT' || ev.kv.version !== 1 || !ev.kv.key.startsWith(this.logPrefix)) {
         this.appliedRevision = revision
         continue
       }
@@ -224,9 +254,9 @@ export class ClusterLog implements ReplicatedLog {
     if (pending) this.pending.delete(key)
     let cmd: StoredCommand
     try {
-      cmd = decodeCommand(value)
+      cmd = decodeCommand(this.o.sealer, key, value)
     } catch (e) {
-      this.o.log(`cluster: the log entry ${key} at revision ${revision} is not a command (${describeThrown(e)}); skipped`)
+      this.o.log(`cluster: the log entry ${key} at revision ${revision} is not a command sealed by a member (${e instanceof Error ? e.message : describeThrown(e)}); skipped`)
       pending?.reject(new Error('the command could not be read back'))
       return
     }
@@ -235,11 +265,13 @@ export class ClusterLog implements ReplicatedLog {
       pending?.resolve(undefined)
       return
     }
-    if (cmd.d < this.logTime) {
+    const proposer = proposerOf(key, this.o.prefix)
+    const latest = this.logTimes[proposer] ?? 0
+    if (cmd.d < latest) {
       pending?.reject(new ApiError('CLUSTER_NO_LEADER'))
       return
     }
-    if (cmd.t > this.logTime) this.logTime = cmd.t
+    if (cmd.t > latest) this.logTimes = { ...this.logTimes, [proposer]: cmd.t }
     const target = this.o.targets.get(cmd.a)
     if (!target) {
       this.o.log(`cluster: the command ${cmd.m.type} at revision ${revision} names an unknown actor '${cmd.a}'; skipped`)
@@ -247,7 +279,7 @@ export class ClusterLog implements ReplicatedLog {
       return
     }
     if (!pending) this.o.onRemoteApplied?.(this.o.clock.now() - cmd.t)
-    const { handled, outcome } = target.applyLogged({ msg: cmd.m as never, now: cmd.t, seed: key, revision, logTime: this.logTime })
+    const { handled, outcome } = target.applyLogged({ msg: cmd.m as never, now: cmd.t, seed: key, revision, logTimes: this.logTimes })
     if (pending) outcome.then(pending.resolve, pending.reject)
     else outcome.catch(() => undefined)
     await handled

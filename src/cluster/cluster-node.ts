@@ -17,6 +17,11 @@ import { ClusterLog, type LogTarget } from './cluster-log.ts'
 import { ClusterMembership } from './cluster-membership.ts'
 import { EtcdClient } from './etcd-client.ts'
 import { stateDigest, type StateDigest } from './cluster-digest.ts'
+import { fetchSnapshot, installSnapshot, peerSecretOf } from './cluster-snapshot.ts'
+import { commandSealerOf } from './cluster-seal.ts'
+import { nodesPrefixOf, type NodeLiveness } from './cluster-membership.ts'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 
 /** The `cluster:` settings (config file, `--cluster-endpoints`, `--node-name`). */
 export interface ClusterSettings {
@@ -51,6 +56,70 @@ export interface ClusterNode {
   stop(): Promise<void>
 }
 
+/**
+ * Before anything loads the store: a member whose applied revision is below etcd's compaction point cannot catch up by
+ * replay, so it replaces its store with a snapshot of a live member (cluster-snapshot.ts) and answers the reopened
+ * store; a data directory that never joined (a restored backup) is refused: its backup is too old. Otherwise the
+ * store as it was.
+ */
+export async function prepareClusterStore(o: {
+  settings: ClusterSettings
+  dataDir: string
+  store: Store
+  reopen: () => Promise<Store>
+  note: (line: string) => void
+  now: () => number
+}): Promise<Store> {
+  const prefix = (o.settings.prefix ?? DEFAULT_CLUSTER_PREFIX).replace(/\/+$/, '')
+  const meta = o.store.db('meta')
+  const clusterId = meta.get(CLUSTER_ID_KEY) as string | undefined
+  const applied = meta.get(APPLIED_KEY) as { revision: number } | undefined
+  if (clusterId === undefined || applied === undefined) return o.store
+  const client = new EtcdClient({ endpoints: o.settings.endpoints })
+  try {
+    const compacted = await client.compactRevision().catch((e) => {
+      throw new Error(`etcd at ${o.settings.endpoints.join(', ')} cannot be reached: ${e instanceof Error ? e.message : String(e)}`)
+    })
+    // a watch from the compaction point itself still replays; one from below it cannot
+    if (applied.revision + 1 >= compacted) return o.store
+    const joined = o.store.has('controllers') && o.store.db('controllers').get(o.settings.nodeName) !== undefined
+    if (!joined) {
+      throw new Error(
+        `this data directory was backed up at revision ${applied.revision}, but etcd has compacted the cluster's log up to revision ${compacted}: ` +
+          'the log can no longer bring it up to date; take a newer backup of a member (edgeplane backup), restore it (edgeplane restore --from FILE --data DIR) and start again',
+      )
+    }
+    o.note(`cluster: this node applied the log up to revision ${applied.revision}, but etcd compacted it up to ${compacted}: fetching a state snapshot from a live member`)
+    const { kvs } = await client.range(nodesPrefixOf(prefix), { prefix: true })
+    const peers: Array<{ name: string; apiUrl: string }> = []
+    for (const kv of kvs) {
+      try {
+        const n = JSON.parse(kv.value) as NodeLiveness
+        if (n.name !== o.settings.nodeName && typeof n.apiUrl === 'string' && n.state === 'live') peers.push({ name: n.name, apiUrl: n.apiUrl })
+      } catch {
+        // not a node's key
+      }
+    }
+    const fetched = await fetchSnapshot({
+      peers,
+      secret: peerSecretOf(o.dataDir),
+      nodeName: o.settings.nodeName,
+      caPem: readFileSync(join(o.dataDir, 'pki', 'root-ca.cert.pem'), 'utf8'),
+      storePath: o.store.path,
+      clusterId,
+      atLeast: compacted - 1,
+      now: o.now,
+      note: o.note,
+    })
+    await o.store.close()
+    installSnapshot(fetched.path, o.store.path)
+    o.note(`cluster: the store was replaced by the snapshot at revision ${fetched.revision}; catching up from there`)
+    return await o.reopen()
+  } finally {
+    client.close()
+  }
+}
+
 interface InitRecord {
   clusterId: string
   by: string
@@ -63,6 +132,8 @@ interface InitRecord {
  */
 export async function openClusterNode(o: {
   settings: ClusterSettings
+  /** The data directory: its sealing key seals the commands. */
+  dataDir: string
   store: Store
   deps: ActorSystemDeps
   clock: Clock
@@ -76,7 +147,7 @@ export async function openClusterNode(o: {
   const client = new EtcdClient({ endpoints: settings.endpoints })
   const meta = o.store.db('meta')
   let clusterId = meta.get(CLUSTER_ID_KEY) as string | undefined
-  let applied = (meta.get(APPLIED_KEY) as { revision: number; logTime: number } | undefined) ?? { revision: 0, logTime: 0 }
+  let applied = (meta.get(APPLIED_KEY) as { revision: number; logTimes: Record<string, number> } | undefined) ?? { revision: 0, logTimes: {} }
   const initKey = `${settings.prefix}/init`
   const describeEtcd = (e: unknown) => `etcd at ${settings.endpoints.join(', ')} cannot be reached: ${e instanceof Error ? e.message : String(e)}`
   let init = await client.get(initKey).catch((e) => {
@@ -88,7 +159,7 @@ export async function openClusterNode(o: {
     const record: InitRecord = { clusterId: id, by: settings.nodeName, revision: 0 }
     const r = await client.putIfAbsent(initKey, JSON.stringify(record))
     if (r.created) {
-      applied = { revision: r.revision, logTime: o.clock.now() }
+      applied = { revision: r.revision, logTimes: {} }
       await o.store.commit([
         { db: 'meta', key: CLUSTER_ID_KEY, value: id },
         { db: 'meta', key: APPLIED_KEY, value: applied },
@@ -98,7 +169,12 @@ export async function openClusterNode(o: {
     }
     init = await client.get(initKey)
   }
-  if (!init) throw new Error(`the cluster's init key ${initKey} vanished from etcd`)
+  if (!init) {
+    throw new Error(
+      `this data directory belongs to cluster ${clusterId}, but etcd prefix ${settings.prefix} is empty (a new or wiped etcd): ` +
+        'point --cluster-endpoints and the prefix at that cluster\'s etcd, or start from a data directory that is no member yet',
+    )
+  }
   const initRecord = JSON.parse(init.value) as InitRecord
   if (clusterId === undefined) {
     throw new Error(
@@ -114,6 +190,7 @@ export async function openClusterNode(o: {
     prefix: settings.prefix,
     nodeName: settings.nodeName,
     clock: o.clock,
+    sealer: commandSealerOf(o.dataDir),
     applied,
     targets: o.targets,
     log: o.note,

@@ -94,7 +94,8 @@ export interface EtcdWatchHandlers {
   onEvents(events: EtcdEvent[], headerRevision: number): void | Promise<void>
   /** The start revision is below the compaction point: the watch has stopped and will not deliver anything more. */
   onCompacted(compactRevision: number): void
-  /** 'connected' when a member accepted the watch; 'retrying' (with why) after a stream broke, before resuming. */
+  /** 'connected' (detail: the member's URL) when a member accepted the watch; 'retrying' (detail: the member and
+   *  why) after a stream broke or ended, before resuming on the next member. */
   onState?(s: 'connected' | 'retrying', detail?: string): void
   /** A progress notification: no event on the prefix up to `headerRevision` is left undelivered by the stream. */
   onProgress?(headerRevision: number): void
@@ -104,6 +105,13 @@ export interface EtcdWatchOptions {
   /** Ask etcd for progress notifications while idle (their period is the member's
    *  `--experimental-watch-progress-notify-interval`, 10 min by default). Default true. */
   progressNotify?: boolean
+  /**
+   * The stream is abandoned (and resumed elsewhere) after this long without a byte from the member; default Bun's
+   * fetch idle timeout (5 min), 0 for none. Set it above the member's progress notification interval, or an idle
+   * prefix makes the watch reconnect (harmlessly: it resumes from the same revision) each time it elapses. Bun checks
+   * it coarsely (a 2 s setting fired after about 8 s).
+   */
+  idleTimeoutMs?: number
 }
 
 export interface EtcdWatch {
@@ -252,7 +260,9 @@ export class EtcdClient {
    * timeout or transport error the same txn goes to the next endpoint. When the compare fails, the txn's failure branch
    * reads the key: if its value is ours, an earlier attempt of this call was committed after all, and the answer is
    * created:true with that revision (one submission is never applied twice); otherwise created:false. `revision` is
-   * the key's mod revision either way.
+   * the key's mod revision either way. The key or the value must be unique to the submission (a command key such as
+   * `<prefix>/<node>/<seq>`, or a submission id in the value): two submitters of the same value under the same key
+   * would both hear created:true.
    */
   async putIfAbsent(key: string, value: string, opts: { lease?: string } = {}): Promise<{ created: boolean; revision: number }> {
     const k = b64(key)
@@ -446,6 +456,10 @@ export class EtcdClient {
    * the quorum does not keep a silent stream.
    */
   watch(prefix: string, fromRevision: number, handlers: EtcdWatchHandlers, opts: EtcdWatchOptions = {}): EtcdWatch {
+    // etcd reads 0 as "from now", which a resumed watch could not repeat: the caller names the revision
+    if (!Number.isSafeInteger(fromRevision) || fromRevision < 1) {
+      throw new TypeError(`a watch starts from a revision >= 1 (currentRevision() + 1 for "from now"), not ${fromRevision}`)
+    }
     const stopping = new AbortController()
     const onClose = () => stopping.abort()
     this.closing.signal.addEventListener('abort', onClose)
@@ -476,7 +490,7 @@ export class EtcdClient {
     opts: EtcdWatchOptions,
     signal: AbortSignal,
   ): Promise<void> {
-    const state = { next: Math.max(1, fromRevision), connected: false, compacted: false }
+    const state = { next: fromRevision, connected: false, compacted: false }
     let index = this.current
     let backoff = 0
     while (!signal.aborted) {
@@ -487,7 +501,9 @@ export class EtcdClient {
         await this.watchStream(endpoint, prefix, handlers, opts, signal, state)
         detail = `${endpoint}: the watch stream ended`
       } catch (e) {
-        detail = `${endpoint}: ${describeFailure(e, this.timeoutMs)}`
+        // once connected, a timeout is Bun's idle timeout (or a failing handler), not the connect deadline
+        const why = state.connected && e instanceof Error ? `the watch stream broke: ${e.name}: ${e.message}` : describeFailure(e, this.timeoutMs)
+        detail = `${endpoint}: ${why}`
       }
       if (state.compacted || signal.aborted) return
       try {
@@ -524,6 +540,7 @@ export class EtcdClient {
           create_request: { ...prefixRange(prefix), start_revision: state.next, progress_notify: opts.progressNotify ?? true },
         }),
         signal: controller.signal,
+        ...(opts.idleTimeoutMs !== undefined ? { timeout: opts.idleTimeoutMs === 0 ? false : opts.idleTimeoutMs } : {}),
       })
       if (!res.ok || res.body === null) {
         const text = await res.text().catch(() => '')

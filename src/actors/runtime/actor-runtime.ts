@@ -61,8 +61,8 @@ export interface LoggedCommand<M = unknown> {
   seed: string
   /** The log position, stored with the apply's writes in the same transaction. */
   revision: number
-  /** The log's time after this command (the highest `now` so far), stored with the revision. */
-  logTime: number
+  /** Each proposer's latest clock reading applied, this command's included: stored with the revision. */
+  logTimes: Readonly<Record<string, number>>
 }
 
 /** Where the applied revision is kept (sub-db `meta`), written in the transaction of the change it follows. */
@@ -235,7 +235,7 @@ export class Actor<S extends V, M extends { type: string }, R extends Record<M['
         }
         if (logged) this.runLogged(logged.seed, () => this.publish(tx.events))
         else this.publish(tx.events)
-        if (logged && tx.ops.length > 0) tx.ops.push({ db: 'meta', key: APPLIED_KEY, value: { revision: logged.revision, logTime: logged.logTime } })
+        if (logged && tx.ops.length > 0) tx.ops.push({ db: 'meta', key: APPLIED_KEY, value: { revision: logged.revision, logTimes: logged.logTimes } })
         env.handled?.()
         if (tx.ops.length === 0) {
           env.resolve(reply)

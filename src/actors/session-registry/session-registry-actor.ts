@@ -227,7 +227,15 @@ export function startSessionRegistryActor(
   }
   const clustered = opts.clustered ?? false
   const actor = new Actor('session-registry', state, behavior(opts.timeoutMs, clustered), deps)
-  const sweep = setInterval(() => actor.tell({ type: 'apiSession.sweep' }), opts.sweepEveryMs)
+  // a cluster node asks for a sweep (a command every node applies) only when a session is due: idle ticks cost no write
+  const due = () => {
+    const now = deps.clock.now()
+    for (const s of state.byId.values()) if (isExpired(s, now, opts.timeoutMs)) return true
+    return false
+  }
+  const sweep = setInterval(() => {
+    if (!clustered || due()) actor.tell({ type: 'apiSession.sweep' })
+  }, opts.sweepEveryMs)
   const flush = setInterval(() => {
     if (!clustered) return actor.tell({ type: 'apiSession.flushActivity' })
     // a cluster node: the marks due are shared by one command (refused while the cluster has no quorum: kept, retried)

@@ -133,6 +133,8 @@ describe.skipIf(!etcdAvailable())('EtcdClient against a 3-member etcd', () => {
     for (let i = 1; i < 20; i++) await client.put(`w1/k${i}`, String(i))
     const del = await client.deleteRange('w1/k3')
     await client.put('elsewhere', 'not watched')
+    // etcd's "0 = from now" cannot be resumed, so it is refused
+    expect(() => client.watch('w1/', 0, { onEvents() {}, onCompacted() {} })).toThrow(TypeError)
     const seen: EtcdEvent[] = []
     let inHandler = 0
     let overlapped = false
