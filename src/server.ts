@@ -69,11 +69,11 @@ import { createPostureEvaluator } from './flows/posture/posture-evaluate.ts'
 import type { IdentityEvent } from './actors/identity/identity-messages.ts'
 import { hashPassword, prepareDummyHash } from './auth/auth-password.ts'
 import { startCaActor } from './actors/ca/ca-actor.ts'
-import { startControllersActor } from './actors/controllers/controllers-actor.ts'
+import { startControllersActor, type ControllersEvent } from './actors/controllers/controllers-actor.ts'
 import { openClusterNode, prepareClusterStore, type ClusterNode, type ClusterSettings } from './cluster/cluster-node.ts'
 import { peerSecretOf, SNAPSHOT_PATH, snapshotRoute } from './cluster/cluster-snapshot.ts'
 import type { LogTarget } from './cluster/cluster-log.ts'
-import type { JwtVerifier, PublicPki } from './actors/ca/ca-state.ts'
+import type { PublicPki } from './actors/ca/ca-state.ts'
 import { buildCertsOnlyPkcs7 } from './pki/pki-pkcs7.ts'
 import { createSessionResolver } from './http/http-auth.ts'
 import { buildApp } from './http/http-app.ts'
@@ -85,6 +85,7 @@ import { versionRoutes, type VersionInfo } from './http/routes/shared/version-ro
 import { createOidcApp, issuerHostCheck, type OidcRoute } from './http/oidc/oidc-app.ts'
 import { oidcSettingsOf, type OidcSettings } from './flows/oidc/oidc-types.ts'
 import { createOidcTokens, type TokenKeys } from './flows/oidc/oidc-tokens.ts'
+import { createTokenKeys } from './flows/oidc/oidc-keys.ts'
 import { createOidcGrants } from './flows/oidc/oidc-grants.ts'
 import { createBearerCheck } from './flows/oidc/oidc-bearer.ts'
 import { oidcTokenRoutes } from './http/oidc/oidc-token-routes.ts'
@@ -106,13 +107,17 @@ import { VERSION, BUILD_DATE, REVISION } from './version.ts'
 import { statSync, accessSync, constants as fsConstants } from 'node:fs'
 import { createLogger, noteLogger, type LogLevel } from './lib/logger.ts'
 import { MetricsRegistry, METRICS_CONTENT_TYPE } from './lib/metrics.ts'
-import { createConnectionMetrics, createControllerMetrics, createHttpMetrics } from './http/http-metrics.ts'
+import { createClusterMetrics, createConnectionMetrics, createControllerMetrics, createHttpMetrics } from './http/http-metrics.ts'
 import { createWriteQueue, WRITE_QUEUE_DEFAULTS, type WriteQueueSettings } from './http/http-write-queue.ts'
 import { certificateVerdict, createHealthChecks } from './http/http-health.ts'
 import { createAuthGate, type AuthGate } from './flows/authenticate/auth-gate.ts'
 import { AUTH_WINDOW_DEFAULTS, type AuthWindowSettings } from './flows/authenticate/auth-rate-window.ts'
 import { LOGIN_THROTTLE_DEFAULTS, type LoginThrottleSettings } from './flows/authenticate/auth-throttle.ts'
 import { databaseRoutes } from './http/routes/management/database-routes.ts'
+import { controllerRoutes } from './http/routes/shared/controller-routes.ts'
+import { clusterRoutes } from './http/routes/management/cluster-routes.ts'
+import { clusterVerdict, type ClusterView } from './http/http-cluster.ts'
+import { clusterReadView } from './cluster/cluster-view.ts'
 import { createDatabaseSnapshots } from './flows/integrity/database-snapshot.ts'
 import { createIntegrityRunner } from './flows/integrity/integrity-run.ts'
 
@@ -264,8 +269,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   )
   // a cluster node: the log is attached before any actor can write (its timers included); the actors are its targets
   const logTargets = new Map<string, LogTarget>([['ca', ca]])
-  const clusterNode = opts.cluster
-    ? await openClusterNode({ settings: opts.cluster, dataDir: opts.dataDir, store, deps, clock, targets: logTargets, note: log })
+  const clusterMetrics = opts.cluster ? createClusterMetrics(registry, { log: () => clusterNode?.log }) : undefined
+  const clusterNode: ClusterNode | undefined = opts.cluster
+    ? await openClusterNode({ settings: opts.cluster, dataDir: opts.dataDir, store, deps, clock, targets: logTargets, note: log, onRemoteApplied: clusterMetrics?.remoteApplied })
     : undefined
   const pki = ca.snapshot().pki
   phases.end('pki')
@@ -365,6 +371,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     baseUrl: () => baseUrl,
     oidc: oidcSettings.enabled,
     oidcCsrCapability: oidcSettings.advertiseCsrCapability,
+    clustered: clusterNode !== undefined,
   }
   const tokens = createSessionTokens(ca, () => baseUrl)
   // the controller's own CAs: what its client certificates chain to; trust anchors of certificate login and of an
@@ -409,15 +416,18 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   ])
   const certExtension = createCertExtension({ identities, ca, clock, ownCas, trustDomain })
   const sessionCertificates = createSessionCertificates({ sessions, ca, ownCas, trustDomain })
-  // OIDC: tokens signed with the server certificate's key, checked against the signing certificates by kid
-  const tokenKeys: TokenKeys = (() => {
-    let cached: { verifier: unknown; map: ReadonlyMap<string, JwtVerifier> } | undefined
-    return () => {
-      const v = ca.snapshot().jwtVerifiers.server
-      if (cached?.verifier !== v) cached = { verifier: v, map: new Map([[v.kid ?? '', v]]) }
-      return cached.map
-    }
-  })()
+  // OIDC: tokens signed with the server certificate's key, checked against the signing certificates by kid: this
+  // node's, and in a cluster every member's (replicated in the controllers aggregate)
+  const tokenKeyring = createTokenKeys({
+    own: () => ca.snapshot().jwtVerifiers.server,
+    nodes: clusterNode ? () => controllers.snapshot().byId.values() : undefined,
+    issuers: () => [ca.snapshot().pki.intermediate.certPem],
+    now: () => clock.now(),
+    log,
+  })
+  bus.subscribe<ControllersEvent>('controller.changed', () => tokenKeyring.invalidate())
+  bus.subscribe<ControllersEvent>('controller.removed', () => tokenKeyring.invalidate())
+  const tokenKeys: TokenKeys = tokenKeyring.keys
   const oidcTokens = createOidcTokens({ ca, identity: (id) => identities.snapshot().identity(id), clock, settings: oidcSettings }, tokenKeys)
   const bearer = oidcSettings.enabled
     ? createBearerCheck({
@@ -446,6 +456,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     dbPath: store.path, copyStore: copyTo, readCopy: readStoreCopy, identities, sessions, graph, ca, policyIndex: policyResolver.index, snapshots, clock,
   })
   const mfaFlows = createMfaFlows({ identities, sessions, clock, issuer: opts.totpIssuer ?? DEFAULTS.totpIssuer })
+  const clusterView: ClusterView | undefined = clusterNode ? clusterReadView(clusterNode) : undefined
   const routes: RouteDef[] = []
   const graphRouteDeps = { graph, identities, sessions, reads, clock, posture: postureEvaluator }
   routes.push(
@@ -492,6 +503,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...postureResponseRoutes({ graph, reads, posture, evaluator: postureEvaluator, clock }),
     ...identityPostureRoutes({ identities, sessions, posture }),
     ...databaseRoutes({ snapshots, integrity }),
+    ...controllerRoutes({ controllers, cluster: clusterView }),
+    ...clusterRoutes({ controllers, cluster: clusterView }),
   )
   // built on the first request (pkijs: tens of ms a start need not spend); the CAs do not change while running
   let caCertsBody: ReturnType<typeof buildCertsOnlyPkcs7> | undefined
@@ -508,6 +521,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     serverCertificate: () => ca.snapshot().pki.server.view,
     now: () => clock.now(),
     stuckAfterMs: opts.healthStuckAfterMs,
+    cluster: clusterView ? () => clusterVerdict(clusterView) : undefined,
   })
   // OIDC sign-in: the login half (authorize, login/*, callback) and the token half (token, keys, revoke, end_session)
   const oidcRoutes: OidcRoute[] = []

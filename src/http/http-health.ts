@@ -6,7 +6,8 @@
  * - `lmdb`: the environment answers a read of the schema version and the data directory is writable;
  * - `actors`: no actor's oldest queued message has waited longer than `stuckAfterMs`;
  * - `server-certificate`: the TLS server certificate is inside its validity window (within 30 days of its end it
- *   passes with a warning in its details).
+ *   passes with a warning in its details);
+ * - `cluster` (a cluster node only): the log is live and etcd answered the last heartbeat (http-cluster.ts).
  */
 import type { MailboxView } from '../actors/runtime/actor-runtime.ts'
 
@@ -24,6 +25,8 @@ export interface HealthDeps {
   serverCertificate(): { notBefore: number; notAfter: number }
   now(): number
   stuckAfterMs?: number
+  /** A cluster node's check (absent on a single node). */
+  cluster?(): CheckVerdict
 }
 
 export const CERT_WARN_DAYS = 30
@@ -58,6 +61,7 @@ export function createHealthChecks(deps: HealthDeps): () => Response {
     ['lmdb', deps.lmdb],
     ['actors', () => actorsVerdict(deps.mailboxes, stuckAfterMs)],
     ['server-certificate', () => certificateVerdict(deps.serverCertificate(), deps.now())],
+    ...(deps.cluster ? [['cluster', deps.cluster] as [string, () => CheckVerdict]] : []),
   ]
   const states = new Map<string, CheckState>(checks.map(([id]) => [id, { consecutiveFailures: 0 }]))
   return () => {

@@ -132,3 +132,29 @@ export function createConnectionMetrics(registry: MetricsRegistry, open: () => n
     },
   }
 }
+
+/** What the cluster series read at scrape time (a cluster node's log; undefined until it is open). */
+export interface ClusterSources {
+  log(): { revision: number; lagRevisions: number } | undefined
+}
+
+/**
+ * A cluster node's series: its applied revision and how many revisions etcd has that it has not applied (gauges), and
+ * the apply lag of the commands other nodes proposed (the time from the proposer's clock reading to this node's
+ * apply). Answers what the log reports each such command to (`onRemoteApplied`, in ms).
+ */
+export function createClusterMetrics(registry: MetricsRegistry, sources: ClusterSources): { remoteApplied(lagMs: number): void } {
+  const gauge = (pick: (l: { revision: number; lagRevisions: number }) => number) => () => {
+    const l = sources.log()
+    return l ? [[[], pick(l)] as const] : []
+  }
+  registry.register(new Gauge('edgeplane_cluster_applied_revision', 'The etcd revision of the last command this node applied', [], gauge((l) => l.revision)))
+  registry.register(new Gauge('edgeplane_cluster_lag_revisions', 'Revisions of the log etcd has that this node has not applied yet', [], gauge((l) => l.lagRevisions)))
+  const lag = registry
+    .register(new Histogram('edgeplane_cluster_apply_lag_seconds', 'Time from the proposer\'s clock reading to this node\'s apply, of commands other nodes proposed'))
+    .labels()
+  return {
+    // clocks of two machines: a skew can make it negative, which is no lag
+    remoteApplied: (lagMs) => lag.observe(Math.max(0, lagMs) / 1000),
+  }
+}

@@ -37,6 +37,7 @@ export const EDGEPLANE_EXTENSIONS: SpecExtensions = {
     { api: 'management', method: 'GET', path: '/identities/{id}/access/{serviceId}', why: 'policy insight: why an identity can or cannot Dial/Bind a service, with the smallest fixes (issue 15)' },
     { api: 'management', method: 'GET', path: '/identities/{id}/access/edge-routers/{edgeRouterId}', why: 'policy insight: why an identity can or cannot use an edge router, with the smallest fixes (issue 15)' },
     { api: 'management', method: 'POST', path: '/policy-previews', why: 'policy insight: what a policy or role attribute change would do, without applying it (issue 15)' },
+    { api: 'management', method: 'GET', path: '/cluster', why: 'a cluster node\'s state: its log, etcd, every node\'s applied revision and lag, the digest of its state, for `edgeplane cluster status` (issue 23)' },
   ],
   listQuery: {
     names: ['limit', 'offset', 'filter', 'sort'],

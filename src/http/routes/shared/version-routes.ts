@@ -18,6 +18,8 @@ export interface VersionInfo {
   oidc?: boolean
   /** Also advertise OIDC_AUTH_WITH_CSR (off by default: clients generated from the spec reject the value). */
   oidcCsrCapability?: boolean
+  /** Running as a node of a cluster (then HA_CONTROLLER is advertised, as the real controller does with Raft). */
+  clustered?: boolean
 }
 
 const SPEC_IDS: Record<string, ApiName> = { 'edge-client': 'client', 'edge-management': 'management' }
@@ -25,12 +27,13 @@ const SPEC_IDS: Record<string, ApiName> = { 'edge-client': 'client', 'edge-manag
 /**
  * The capabilities: OIDC_AUTH when `/oidc` is served. The real controller also lists OIDC_AUTH_WITH_CSR, which the
  * specs' `capabilities` enum lacks and clients generated from them reject (a README difference): only on request.
+ * HA_CONTROLLER on a cluster node: an SDK then reads `GET /controllers` to fail over.
  */
 const CAPABILITIES = ['OIDC_AUTH', 'HA_CONTROLLER'] as const
 
 function capabilitiesOf(v: VersionInfo): string[] {
-  if (!v.oidc) return []
-  return v.oidcCsrCapability ? ['OIDC_AUTH', 'OIDC_AUTH_WITH_CSR'] : ['OIDC_AUTH']
+  const oidc = !v.oidc ? [] : v.oidcCsrCapability ? ['OIDC_AUTH', 'OIDC_AUTH_WITH_CSR'] : ['OIDC_AUTH']
+  return v.clustered ? [...oidc, 'HA_CONTROLLER'] : oidc
 }
 
 const VersionDetail = Type.Object({
