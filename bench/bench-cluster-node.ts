@@ -7,6 +7,11 @@
  *
  * Prints `listening on https://…` on stdout once it answers; the server's log (start-up notes, the cluster's
  * "caught up" line, one line per request) goes to stderr as `edgeplane run` writes it. SIGTERM stops it.
+ *
+ * A cluster node also keeps every apply lag its log reports (ms from the proposer's clock reading to this node's apply,
+ * of commands other nodes proposed: what edgeplane_cluster_apply_lag_seconds is made of, without the histogram's
+ * buckets), and on SIGUSR2 prints them as one line `LAGS [..]` on stdout and forgets them. It reaches the log's hook
+ * through a private member: bench code only.
  */
 import { parseArgs } from 'node:util'
 import { startServer } from '../src/server.ts'
@@ -33,6 +38,18 @@ const server = await startServer({
   adminPassword: values['admin-password'],
   catchStrayErrors: true,
   cluster: endpoints?.length ? { endpoints, nodeName: values['node-name'] ?? 'node', prefix: values.prefix } : undefined,
+})
+const lags: number[] = []
+const hooked = server.cluster?.log as unknown as { o?: { onRemoteApplied?: (ms: number) => void } } | undefined
+if (hooked?.o) {
+  const metric = hooked.o.onRemoteApplied
+  hooked.o.onRemoteApplied = (ms) => {
+    lags.push(ms)
+    metric?.(ms)
+  }
+}
+process.on('SIGUSR2', () => {
+  process.stdout.write(`LAGS ${JSON.stringify(lags.splice(0))}\n`)
 })
 let stopping = false
 process.on('SIGTERM', () => {
