@@ -10,6 +10,7 @@ import { startServer } from './server.ts'
 import { VERSION, REVISION, BUILD_DATE } from './version.ts'
 import { OPERATE_HELP } from './operate/operate-help.ts'
 import { INSIGHT_HELP } from './cli/cli-insight.ts'
+import { CLUSTER_HELP } from './cluster/cluster-help.ts'
 
 const HELP = `edgeplane ${VERSION}: controller for a zero-trust overlay network
 
@@ -18,6 +19,7 @@ Usage:
   edgeplane version                           print version, revision and build date
   edgeplane validate-router-config FILE...    check router configuration files ('-' reads stdin)
   edgeplane backup | restore | status ...     operations (below)
+  edgeplane cluster status | remove NAME      a cluster on etcd: its nodes and etcd's health; retire a node (below)
   edgeplane explain --identity NAME --service NAME|--edge-router NAME
                                               why an identity can or cannot reach a service or router (running controller)
   edgeplane preview --file change.json        what a policy or role attribute change would do, without applying it
@@ -47,6 +49,10 @@ Config file only: authRateLimiter {enabled, minSize 5, maxSize 250}, commandRate
   oidc {enabled true (EDGEPLANE_OIDC=on|off), accessTokenDuration 30m, idTokenDuration 30m, refreshTokenDuration 24h,
   redirectURIs, postLogoutURIs, advertiseCsrCapability false} (see the README).
   --snapshot-dir DIR      where database snapshots go      key: snapshotDir    EDGEPLANE_SNAPSHOT_DIR     default: the data directory
+  --cluster-endpoints URL[,URL...]  etcd client URLs: run as a node of a cluster (with --node-name)
+                                                           key: cluster.endpoints  EDGEPLANE_CLUSTER_ENDPOINTS  default: none (a single node)
+  --node-name NAME        this node's name in the cluster (letters, digits, . _ -)  key: cluster.nodeName  EDGEPLANE_NODE_NAME
+  (no flag)               key prefix in etcd               key: cluster.prefix EDGEPLANE_CLUSTER_PREFIX   default /edgeplane
 The admin settings are used only when the data directory is new.
 
 Flags of 'validate-router-config':
@@ -56,7 +62,8 @@ Flags of 'validate-router-config':
 Exit codes: 0 valid, 1 errors found, 2 usage error or unreadable file.
 
 ${OPERATE_HELP}Exit codes of the operations: 0 done (status: healthy), 1 refused, failed or warnings, 2 usage error.
-${INSIGHT_HELP}`
+
+${CLUSTER_HELP}${INSIGHT_HELP}`
 
 async function run(argv: string[]): Promise<number> {
   let values: Record<string, string | string[] | boolean | undefined>
@@ -78,6 +85,8 @@ async function run(argv: string[]): Promise<number> {
         'metrics-listen': { type: 'string' },
         'renew-server-cert': { type: 'boolean' },
         'snapshot-dir': { type: 'string' },
+        'cluster-endpoints': { type: 'string', multiple: true },
+        'node-name': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -105,6 +114,8 @@ async function run(argv: string[]): Promise<number> {
     logLevel: values['log-level'] as string | undefined,
     metricsListen: values['metrics-listen'] as string | undefined,
     snapshotDir: values['snapshot-dir'] as string | undefined,
+    clusterEndpoints: values['cluster-endpoints'] as string[] | undefined,
+    nodeName: values['node-name'] as string | undefined,
   }
   let config
   try {
@@ -116,30 +127,41 @@ async function run(argv: string[]): Promise<number> {
     }
     throw e
   }
-  const server = await startServer({
-    dataDir: config.dataDir,
-    host: config.listenHost,
-    port: config.listenPort,
-    adminUsername: config.adminUsername,
-    adminPassword: config.adminPassword,
-    sans: config.sans,
-    hostname: config.hostname,
-    sessionTimeoutMs: config.sessionTimeoutMs,
-    advertise: config.advertise,
-    enrollmentDurationMs: config.enrollmentDurationMs,
-    totpIssuer: config.totpIssuer,
-    logLevel: config.logLevel,
-    metricsListen: config.metricsListen,
-    authWindow: definedOnly(config.authRateLimiter),
-    writeQueue: definedOnly(config.commandRateLimiter),
-    loginThrottle: definedOnly(config.loginThrottle),
-    renewServerCert: values['renew-server-cert'] === true,
-    snapshotDir: config.snapshotDir,
-    connectionLimits: definedOnly(config.connectionLimits),
-    oidc: definedOnly(config.oidc),
-    // an error nothing caught is logged and the controller goes on (src/lib/last-resort.ts)
-    catchStrayErrors: true,
-  })
+  let server
+  try {
+    server = await startServer({
+      dataDir: config.dataDir,
+      host: config.listenHost,
+      port: config.listenPort,
+      adminUsername: config.adminUsername,
+      adminPassword: config.adminPassword,
+      sans: config.sans,
+      hostname: config.hostname,
+      sessionTimeoutMs: config.sessionTimeoutMs,
+      advertise: config.advertise,
+      enrollmentDurationMs: config.enrollmentDurationMs,
+      totpIssuer: config.totpIssuer,
+      logLevel: config.logLevel,
+      metricsListen: config.metricsListen,
+      authWindow: definedOnly(config.authRateLimiter),
+      writeQueue: definedOnly(config.commandRateLimiter),
+      loginThrottle: definedOnly(config.loginThrottle),
+      renewServerCert: values['renew-server-cert'] === true,
+      snapshotDir: config.snapshotDir,
+      connectionLimits: definedOnly(config.connectionLimits),
+      oidc: definedOnly(config.oidc),
+      cluster: config.cluster,
+      // an error nothing caught is logged and the controller goes on (src/lib/last-resort.ts)
+      catchStrayErrors: true,
+    })
+  } catch (e) {
+    // a start that cannot go on (etcd unreachable, a data directory of no member, a compacted log, a bad PKI): its
+    // message, not a stack (the stack too at log level debug); exit at once, since what the failed start had opened
+    // (LMDB, timers) is not closed
+    process.stderr.write(`edgeplane run: cannot start: ${e instanceof Error ? e.message : String(e)}\n`)
+    if (config.logLevel === 'debug' && e instanceof Error && e.stack) process.stderr.write(`${e.stack}\n`)
+    process.exit(1)
+  }
   // handlers first, then the announcement: a supervisor may signal as soon as it reads the line
   const stopped = new Promise<void>((resolve) => {
     let stopping = false
@@ -189,6 +211,14 @@ async function main(argv: string[]): Promise<number> {
     case 'status': {
       const { runOperateCommand } = await import('./operate/operate-command.ts')
       return runOperateCommand(cmd, rest, {
+        stdout: (s: string) => process.stdout.write(s),
+        stderr: (s: string) => process.stderr.write(s),
+        env: process.env,
+      })
+    }
+    case 'cluster': {
+      const { runClusterCommand } = await import('./cluster/cluster-command.ts')
+      return runClusterCommand(rest, {
         stdout: (s: string) => process.stdout.write(s),
         stderr: (s: string) => process.stderr.write(s),
         env: process.env,

@@ -271,7 +271,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const logTargets = new Map<string, LogTarget>([['ca', ca]])
   const clusterMetrics = opts.cluster ? createClusterMetrics(registry, { log: () => clusterNode?.log }) : undefined
   const clusterNode: ClusterNode | undefined = opts.cluster
-    ? await openClusterNode({ settings: opts.cluster, dataDir: opts.dataDir, store, deps, clock, targets: logTargets, note: log, onRemoteApplied: clusterMetrics?.remoteApplied })
+    ? await openClusterNode({
+        settings: opts.cluster, dataDir: opts.dataDir, store, deps, clock, targets: logTargets, note: log, onRemoteApplied: clusterMetrics?.remoteApplied,
+      })
     : undefined
   const pki = ca.snapshot().pki
   phases.end('pki')
@@ -426,7 +428,6 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     log,
   })
   bus.subscribe<ControllersEvent>('controller.changed', () => tokenKeyring.invalidate())
-  bus.subscribe<ControllersEvent>('controller.removed', () => tokenKeyring.invalidate())
   const tokenKeys: TokenKeys = tokenKeyring.keys
   const oidcTokens = createOidcTokens({ ca, identity: (id) => identities.snapshot().identity(id), clock, settings: oidcSettings }, tokenKeys)
   const bearer = oidcSettings.enabled
@@ -437,6 +438,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         isRevoked: (c, now) => identities.snapshot().isTokenRevoked({ jti: c.jti, sub: c.identityId, iat: c.iat, apiSessionId: c.apiSessionId }, now),
       })
     : undefined
+  bus.subscribe<ControllersEvent>('controller.removed', () => {
+    tokenKeyring.invalidate()
+    bearer?.forgetVerified()
+  })
   const resolver = createSessionResolver({ identities, sessions, clock, timeoutMs, extJwtSecondary, bearer })
   const authGate = createAuthGate({
     window: { ...AUTH_WINDOW_DEFAULTS, ...opts.authWindow },

@@ -11,7 +11,7 @@
  */
 import { describeThrown } from '../lib/describe-thrown.ts'
 import type { EtcdClient } from './etcd-client.ts'
-import type { ClusterLog } from './cluster-log.ts'
+import { logPrefixOf, type ClusterLog } from './cluster-log.ts'
 
 /** A node as its liveness key shows it. */
 export interface NodeLiveness {
@@ -30,6 +30,8 @@ export interface MembershipOptions {
   nodeName: string
   apiUrl: string
   log: ClusterLog
+  /** The applied revision stored in LMDB (meta `clusterApplied`). */
+  storedRevision: () => number
   note: (line: string) => void
   /** Tests shorten the ticks. */
   heartbeatEveryMs?: number
@@ -38,6 +40,9 @@ export interface MembershipOptions {
 
 export const nodesPrefixOf = (prefix: string) => `${prefix}/nodes/`
 export const appliedPrefixOf = (prefix: string) => `${prefix}/applied/`
+
+/** Every this many janitor ticks, the first node deletes leftover command keys of every proposer. */
+const LEFTOVER_SWEEP_EVERY = 10
 
 /** Compaction waits until this many revisions can go at once. */
 const COMPACT_STEP = 1_000
@@ -52,12 +57,19 @@ export class ClusterMembership {
   private etcdReachable = true
   private lastError = ''
   private beating = false
+  private ticks = 0
 
   constructor(private readonly o: MembershipOptions) {}
 
   /** Writes this node's applied revision once (before catching up: compaction must not pass it meanwhile). */
-  async registerApplied(): Promise<void> {
-    await this.o.client.put(`${appliedPrefixOf(this.o.prefix)}${this.o.nodeName}`, String(this.o.log.revision))
+  /**
+   * Writes the revision this node has stored (not the one it applied in memory, which runs ahead of its commits for a
+   * moment): compaction up to it never takes what a crash now would need replayed.
+   */
+  async registerApplied(): Promise<number> {
+    const revision = this.o.storedRevision()
+    await this.o.client.put(`${appliedPrefixOf(this.o.prefix)}${this.o.nodeName}`, String(revision))
+    return revision
   }
 
   start(): void {
@@ -124,10 +136,7 @@ export class ClusterMembership {
       const c = this.o.client
       const log = this.o.log
       if (log.state !== 'live') return
-      if (log.revision !== this.lastAppliedWritten) {
-        await this.registerApplied()
-        this.lastAppliedWritten = log.revision
-      }
+      if (this.o.storedRevision() !== this.lastAppliedWritten) this.lastAppliedWritten = await this.registerApplied()
       const { kvs } = await c.range(appliedPrefixOf(this.o.prefix), { prefix: true })
       const applied = kvs.map((kv) => Number(kv.value)).filter((n) => Number.isFinite(n))
       if (applied.length === 0) return
@@ -141,6 +150,8 @@ export class ClusterMembership {
         own.splice(0, n)
       }
       const first = [...this.peers.keys()].sort()[0]
+      // keys no running node deletes (an earlier run of a node, `edgeplane cluster remove`): the first node, now and then
+      if (first === this.o.nodeName && this.ticks++ % LEFTOVER_SWEEP_EVERY === 0) await this.sweepLeftovers(lowest)
       if (first === this.o.nodeName && lowest - this.compactedTo >= COMPACT_STEP) {
         await c.compact(lowest)
         this.compactedTo = lowest
@@ -152,9 +163,40 @@ export class ClusterMembership {
     }
   }
 
+  /**
+   * Deletes every command key that every registered node applied, whoever proposed it. Keys are grouped by proposer
+   * run (`<node>/<boot>.` or `cli-…/`), and within a group their order is their order in the log, so each group's
+   * deletable keys are its first ones: one range delete from the group's first key to just after its last deletable
+   * one can never take a key appended since (it sorts after).
+   */
+  private async sweepLeftovers(lowest: number): Promise<void> {
+    const c = this.o.client
+    const prefix = logPrefixOf(this.o.prefix)
+    const end = prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1)
+    let start = prefix
+    for (let page = 0; page < 50; page++) {
+      const { kvs, more } = await c.range(start, { rangeEnd: end, limit: 2_000, keysOnly: true })
+      const groups = new Map<string, { first: string; last: string | null; blocked: boolean }>()
+      for (const kv of kvs) {
+        const cut = Math.max(kv.key.lastIndexOf('.'), kv.key.lastIndexOf('/'))
+        const group = kv.key.slice(0, cut)
+        let g = groups.get(group)
+        if (!g) groups.set(group, (g = { first: kv.key, last: null, blocked: false }))
+        if (g.blocked) continue
+        if (kv.modRevision <= lowest) g.last = kv.key
+        else g.blocked = true
+      }
+      for (const g of groups.values()) if (g.last !== null) await c.deleteRange(g.first, `${g.last}\u0000`)
+      if (!more || kvs.length === 0) return
+      start = `${kvs[kvs.length - 1].key}\u0000`
+    }
+  }
+
   async stop(): Promise<void> {
     for (const t of this.timers) clearInterval(t)
     this.timers = []
+    // `cluster status` then shows where a stopped node stands, not where it stood at the last janitor tick
+    await this.registerApplied().catch(() => undefined)
     if (this.lease !== undefined) {
       // the node leaves the live set at once rather than when its lease runs out
       await this.o.client.leaseRevoke(this.lease).catch(() => undefined)

@@ -17,6 +17,7 @@ import { ClusterLog, type LogTarget } from './cluster-log.ts'
 import { ClusterMembership } from './cluster-membership.ts'
 import { EtcdClient } from './etcd-client.ts'
 import { stateDigest, type StateDigest } from './cluster-digest.ts'
+import { DEFAULT_CLUSTER_PREFIX, NODE_NAME_PATTERN } from '../lib/cluster-names.ts'
 import { fetchSnapshot, installSnapshot, peerSecretOf } from './cluster-snapshot.ts'
 import { commandSealerOf } from './cluster-seal.ts'
 import { nodesPrefixOf, type NodeLiveness } from './cluster-membership.ts'
@@ -35,12 +36,9 @@ export interface ClusterSettings {
   janitorEveryMs?: number
 }
 
-export const DEFAULT_CLUSTER_PREFIX = '/edgeplane'
+export { DEFAULT_CLUSTER_PREFIX, NODE_NAME_PATTERN } from '../lib/cluster-names.ts'
 /** meta key of the cluster's id, in every member's store. */
 export const CLUSTER_ID_KEY = 'clusterId'
-
-/** A node name: what `--node-name` may be (it is a key part in etcd and a controller id). */
-export const NODE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/
 
 export interface ClusterNode {
   readonly settings: ClusterSettings & { prefix: string }
@@ -178,8 +176,8 @@ export async function openClusterNode(o: {
   const initRecord = JSON.parse(init.value) as InitRecord
   if (clusterId === undefined) {
     throw new Error(
-      `etcd prefix ${settings.prefix} holds cluster ${initRecord.clusterId}, and this data directory is not one of its members': ` +
-        'take a backup of a member (edgeplane backup --data DIR --to FILE), restore it here (edgeplane restore --from FILE --data DIR), then start again',
+      `etcd prefix ${settings.prefix} holds cluster ${initRecord.clusterId}, and this data directory is not one of its members: ` +
+        'take a backup of a member (edgeplane backup --data DIR --out FILE), restore it here (edgeplane restore --from FILE --data DIR), then start again',
     )
   }
   if (clusterId !== initRecord.clusterId) {
@@ -223,6 +221,7 @@ export async function openClusterNode(o: {
         nodeName: settings.nodeName,
         apiUrl: self.baseUrl,
         log,
+        storedRevision: () => (o.store.db('meta').get(APPLIED_KEY) as { revision?: number } | undefined)?.revision ?? 0,
         note: o.note,
         heartbeatEveryMs: settings.heartbeatEveryMs,
         janitorEveryMs: settings.janitorEveryMs,

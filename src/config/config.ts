@@ -9,6 +9,7 @@ import { hostname as osHostname } from 'node:os'
 import { resolve } from 'node:path'
 import { parseDurationMs } from '../lib/duration.ts'
 import { LOG_LEVELS, type LogLevel } from '../lib/logger.ts'
+import { clusterPrefixProblem, nodeNameProblem, normalizeClusterPrefix, parseClusterEndpoints } from '../lib/cluster-names.ts'
 
 /** The YAML config file: every key optional. */
 export const ConfigFileSchema = Type.Object(
@@ -92,6 +93,17 @@ export const ConfigFileSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    /** A node of a cluster on etcd (README, "Running a cluster"): all three, or endpoints and nodeName, or none. */
+    cluster: Type.Optional(
+      Type.Object(
+        {
+          endpoints: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
+          nodeName: Type.Optional(Type.String({ minLength: 1 })),
+          prefix: Type.Optional(Type.String({ minLength: 1 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 )
@@ -155,6 +167,17 @@ export interface Config {
     maxConnections?: number
     maxConnectionsPerAddress?: number
   }
+  /** A node of a cluster on etcd; unset = a single node (no etcd). */
+  cluster?: ClusterConfig
+}
+
+/** The cluster settings of a node (src/cluster/cluster-node.ts ClusterSettings). */
+export interface ClusterConfig {
+  /** etcd client URLs, without a trailing `/`. */
+  endpoints: string[]
+  nodeName: string
+  /** The key prefix in etcd, without a trailing `/`; unset = the default (/edgeplane). */
+  prefix?: string
 }
 
 export interface HostPort {
@@ -198,6 +221,9 @@ export interface ConfigFlags {
   logLevel?: string
   metricsListen?: string
   snapshotDir?: string
+  /** etcd client URLs, comma separated (repeatable flag: the texts are joined). */
+  clusterEndpoints?: string[]
+  nodeName?: string
 }
 
 export class ConfigError extends Error {}
@@ -298,6 +324,7 @@ export function resolveConfig(flags: ConfigFlags, env: Record<string, string | u
   }
   const oidcEnv = env.EDGEPLANE_OIDC
   if (oidcEnv !== undefined && oidcEnv !== 'on' && oidcEnv !== 'off') throw new ConfigError(`EDGEPLANE_OIDC '${oidcEnv}' is not on or off`)
+  const cluster = clusterSetting(flags, env, file)
   const limits = file.connectionLimits ?? {}
   const limitMs = (key: 'handshakeTimeout' | 'headersTimeout' | 'requestTimeout' | 'keepAliveTimeout' | 'writeTimeout') => {
     const text = limits[key]
@@ -350,5 +377,55 @@ export function resolveConfig(flags: ConfigFlags, env: Record<string, string | u
       maxConnections: limits.maxConnections,
       maxConnectionsPerAddress: limits.maxConnectionsPerAddress,
     },
+    cluster,
   }
+}
+
+/**
+ * The etcd endpoints and key prefix, each from its flag, then its environment variable, then the config file (what
+ * `edgeplane cluster` needs: no node name), and the data directory as `run` resolves it (`cluster remove` seals its
+ * command with the sealing key of a member's data directory). Undefined endpoints when none is set anywhere.
+ */
+export function resolveClusterAccess(
+  flags: { clusterEndpoints?: string[]; prefix?: string; config?: string; data?: string },
+  env: Record<string, string | undefined>,
+  file: ConfigFile = flags.config ? readConfigFile(flags.config) : {},
+): { endpoints?: string[]; prefix?: string; dataDir: string } {
+  const endpointsInput = flags.clusterEndpoints?.length ? flags.clusterEndpoints : env.EDGEPLANE_CLUSTER_ENDPOINTS?.trim() ? env.EDGEPLANE_CLUSTER_ENDPOINTS : file.cluster?.endpoints
+  let endpoints: string[] | undefined
+  if (endpointsInput !== undefined) {
+    const parsed = parseClusterEndpoints(endpointsInput)
+    if ('problem' in parsed) throw new ConfigError(parsed.problem)
+    endpoints = parsed.endpoints
+  }
+  const prefix = flags.prefix ?? (env.EDGEPLANE_CLUSTER_PREFIX?.trim() || undefined) ?? file.cluster?.prefix
+  if (prefix !== undefined) {
+    const problem = clusterPrefixProblem(prefix)
+    if (problem) throw new ConfigError(problem)
+  }
+  const dataDir = resolve(flags.data ?? env.EDGEPLANE_DATA ?? file.data ?? DEFAULTS.data)
+  return { endpoints, prefix: prefix === undefined ? undefined : normalizeClusterPrefix(prefix), dataDir }
+}
+
+/** The cluster settings of `run`: endpoints and node name both set (a cluster node) or neither (a single node). */
+function clusterSetting(flags: ConfigFlags, env: Record<string, string | undefined>, file: ConfigFile): ClusterConfig | undefined {
+  const { endpoints, prefix } = resolveClusterAccess({ clusterEndpoints: flags.clusterEndpoints }, env, file)
+  const nodeName = flags.nodeName ?? (env.EDGEPLANE_NODE_NAME?.trim() || undefined) ?? file.cluster?.nodeName
+  if (endpoints === undefined && nodeName === undefined) {
+    if (prefix !== undefined) {
+      throw new ConfigError('a cluster prefix is set, but no cluster endpoints and node name: set both to run as a cluster node (--cluster-endpoints, --node-name), or remove the prefix')
+    }
+    return undefined
+  }
+  if (endpoints === undefined) {
+    throw new ConfigError(
+      `node name '${nodeName}' is set, but no cluster endpoints: a cluster node needs both (--cluster-endpoints URL[,URL...], EDGEPLANE_CLUSTER_ENDPOINTS or cluster.endpoints)`,
+    )
+  }
+  if (nodeName === undefined) {
+    throw new ConfigError('cluster endpoints are set, but no node name: a cluster node needs both (--node-name NAME, EDGEPLANE_NODE_NAME or cluster.nodeName)')
+  }
+  const problem = nodeNameProblem(nodeName)
+  if (problem) throw new ConfigError(problem)
+  return prefix === undefined ? { endpoints, nodeName } : { endpoints, nodeName, prefix }
 }

@@ -49,6 +49,8 @@ export const BackupManifestSchema = Type.Object({
   /** Records per sub-database in the copy. */
   counts: Type.Record(Type.String(), Type.Integer({ minimum: 0 })),
   files: Type.Array(ManifestFile),
+  /** A cluster member's backup: its cluster and the log revision of the copy (a node restored from it catches up from there). */
+  cluster: Type.Optional(Type.Object({ id: Type.String(), appliedRevision: Type.Integer({ minimum: 0 }) })),
 })
 export type BackupManifest = Static<typeof BackupManifestSchema>
 export type ManifestFileEntry = Static<typeof ManifestFile>

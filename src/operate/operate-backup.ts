@@ -46,7 +46,8 @@ export async function backupDataDir(opts: BackupOptions): Promise<BackupManifest
     } finally {
       await live.close()
     }
-    const { schemaVersion, counts } = await readStoreFacts(staging)
+    // a cluster member's id and applied revision are in meta, so the copy carries them; the manifest tells them
+    const { schemaVersion, counts, cluster } = await readStoreFacts(staging)
     const paths = ['edgeplane.mdb', ...(await copyPkiFiles(join(dataDir, PKI_DIR_NAME), join(staging, PKI_DIR_NAME)))]
     const files = []
     for (const path of paths) {
@@ -64,6 +65,7 @@ export async function backupDataDir(opts: BackupOptions): Promise<BackupManifest
       schemaVersion,
       counts,
       files,
+      ...(cluster ? { cluster } : {}),
     }
     await writeArchive(outFile, manifest, staging)
     return manifest

@@ -8,7 +8,7 @@ import { systemClock } from '../lib/clock.ts'
 import { backupDataDir } from './operate-backup.ts'
 import { OPERATE_HELP } from './operate-help.ts'
 import { restoreDataDir } from './operate-restore.ts'
-import { readDataDirStatus, readServerStatus, renderDataDirStatus, renderServerStatus } from './operate-status.ts'
+import { clusterLine, readDataDirStatus, readServerStatus, renderDataDirStatus, renderServerStatus } from './operate-status.ts'
 
 export interface OperateIo {
   stdout: (s: string) => void
@@ -38,7 +38,11 @@ export async function runOperateCommand(cmd: 'backup' | 'restore' | 'status', ar
         const f = parse(argv, { data: { type: 'string' }, out: { type: 'string' } })
         const m = await backupDataDir({ dataDir: required(f, 'data'), outFile: required(f, 'out'), now: new Date(systemClock.now()) })
         const bytes = m.files.reduce((n, file) => n + file.size, 0)
-        io.stdout(`backup written to ${f.out}: schema version ${m.schemaVersion}, ${m.files.length} files (${bytes} bytes before compression)\n${countLines(m.counts)}`)
+        io.stdout(
+          `backup written to ${f.out}: schema version ${m.schemaVersion}, ${m.files.length} files (${bytes} bytes before compression)\n` +
+            (m.cluster ? `${clusterLine(m.cluster)} (a node restored from it catches up from there)\n` : '') +
+            countLines(m.counts),
+        )
         return 0
       }
       case 'restore': {
@@ -47,6 +51,9 @@ export async function runOperateCommand(cmd: 'backup' | 'restore' | 'status', ar
         io.stdout(
           `restored ${f.from} (made ${r.manifest.createdAt} by edgeplane ${r.manifest.edgeplaneVersion}, schema version ${r.manifest.schemaVersion}) into ${f.data}\n` +
             `${r.manifest.files.length} files verified against their SHA-256; store at schema version ${r.schemaVersion}; checks passed\n` +
+            (r.manifest.cluster
+              ? `${clusterLine(r.manifest.cluster)}: start it with --cluster-endpoints and a --node-name of its own to join (etcd must still hold the log after that revision)\n`
+              : '') +
             r.notes.map((n) => `note: ${n}\n`).join('') +
             countLines(r.counts),
         )

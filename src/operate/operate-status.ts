@@ -31,6 +31,8 @@ export interface DataDirStatus {
   /** This binary's schema version: a store newer than it will not start. */
   binarySchemaVersion: number
   counts: Record<string, number>
+  /** A cluster member's data directory: its cluster and the log revision its state is at. */
+  cluster?: { id: string; appliedRevision: number }
   /** The LMDB file's size on disk. */
   storeBytes: number
   /** Everything in the data directory. */
@@ -42,7 +44,7 @@ export interface DataDirStatus {
 
 export async function readDataDirStatus(dir: string, now: number): Promise<DataDirStatus> {
   const dataDir = resolve(dir)
-  const { schemaVersion, counts } = await readStoreFacts(dataDir)
+  const { schemaVersion, counts, cluster } = await readStoreFacts(dataDir)
   const warnings: string[] = []
   if (schemaVersion > SCHEMA_VERSION) warnings.push(`the store has schema version ${schemaVersion}; this edgeplane understands up to ${SCHEMA_VERSION}`)
   const certificates: CertificateStatus[] = []
@@ -62,6 +64,7 @@ export async function readDataDirStatus(dir: string, now: number): Promise<DataD
     schemaVersion,
     binarySchemaVersion: SCHEMA_VERSION,
     counts,
+    ...(cluster ? { cluster } : {}),
     storeBytes: (await lstat(storePathOf(dataDir))).size,
     dataDirBytes: await treeBytes(dataDir),
     certificates,
@@ -82,6 +85,7 @@ export function renderDataDirStatus(s: DataDirStatus): string {
     `data directory: ${s.dataDir}`,
     `schema version: ${s.schemaVersion} (this edgeplane: ${s.binarySchemaVersion})`,
     `store size: ${formatBytes(s.storeBytes)} (data directory: ${formatBytes(s.dataDirBytes)})`,
+    ...(s.cluster ? [clusterLine(s.cluster)] : []),
     'records:',
     ...Object.entries(s.counts).map(([k, n]) => `  ${k}: ${n}`),
     'certificates:',
@@ -89,6 +93,11 @@ export function renderDataDirStatus(s: DataDirStatus): string {
   ]
   lines.push(s.warnings.length === 0 ? 'health: ok' : `health: ${s.warnings.length} warning(s)`, ...s.warnings.map((w) => `  warning: ${w}`))
   return `${lines.join('\n')}\n`
+}
+
+/** The line of a cluster member's store (status of a data directory, backup, restore). */
+export function clusterLine(c: { id: string; appliedRevision: number }): string {
+  return `cluster: member of cluster ${c.id}, state at log revision ${c.appliedRevision}`
 }
 
 /** A running controller's status, read through the Management API. */

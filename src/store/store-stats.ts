@@ -1,6 +1,13 @@
 /** Read-only facts about a store: its schema version and the number of records per sub-database. */
 import { SUB_DBS, type SubDbName } from './store-catalogue.ts'
 import { openStore, type Store } from './store-env.ts'
+import { CLUSTER_APPLIED_META_KEY, CLUSTER_ID_META_KEY } from '../lib/cluster-names.ts'
+
+/** A cluster member's store: the cluster it belongs to and the log revision its state is at. */
+export interface ClusterFacts {
+  id: string
+  appliedRevision: number
+}
 
 /** The schema version recorded in `meta` (0 for a store no migration ever ran on). */
 export function schemaVersionOf(store: Store): number {
@@ -17,11 +24,21 @@ export function countRecords(store: Store): Record<string, number> {
   return counts
 }
 
-/** Schema version and counts of the store in `dataDir`, opened read-only for the moment of reading. */
-export async function readStoreFacts(dataDir: string): Promise<{ schemaVersion: number; counts: Record<string, number> }> {
+/** The cluster facts in `meta`, undefined for a store that never was a cluster member. */
+export function clusterFactsOf(store: Store): ClusterFacts | undefined {
+  const meta = store.db('meta')
+  const id = meta.get(CLUSTER_ID_META_KEY) as string | undefined
+  if (typeof id !== 'string') return undefined
+  const applied = meta.get(CLUSTER_APPLIED_META_KEY) as { revision?: unknown } | undefined
+  return { id, appliedRevision: typeof applied?.revision === 'number' ? applied.revision : 0 }
+}
+
+/** Schema version, counts and cluster facts of the store in `dataDir`, opened read-only for the moment of reading. */
+export async function readStoreFacts(dataDir: string): Promise<{ schemaVersion: number; counts: Record<string, number>; cluster?: ClusterFacts }> {
   const store = await openStore(dataDir, { readOnly: true })
   try {
-    return { schemaVersion: schemaVersionOf(store), counts: countRecords(store) }
+    const cluster = clusterFactsOf(store)
+    return { schemaVersion: schemaVersionOf(store), counts: countRecords(store), ...(cluster ? { cluster } : {}) }
   } finally {
     await store.close()
   }

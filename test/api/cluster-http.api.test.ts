@@ -2,8 +2,9 @@
 // member (test/support/etcd.ts), node B restored from a backup of node A. GET /controllers on both APIs and both nodes
 // (two rows, both online; B offline on A once B stops), HA_CONTROLLER in /version, an OIDC sign-in on A whose access
 // token opens requests on B and whose refresh token is refreshed on B (the JWKS of each node lists both keys), a token
-// of a controller outside the cluster refused, the `cluster` health check, the cluster metrics, and GET /cluster
-// (edgeplane's own). A single node lists no controllers and advertises no HA_CONTROLLER.
+// of a controller outside the cluster refused, the `cluster` health check, the cluster metrics, GET /cluster
+// (edgeplane's own), and with etcd down: the list still answered from memory, the check failing and saying why.
+// A single node lists no controllers and advertises no HA_CONTROLLER.
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -269,5 +270,25 @@ describe.skipIf(!etcdAvailable())('two cluster nodes', () => {
     // the last revision B registered, and how far behind A's log it is
     expect(typeof nodeB.revision).toBe('number')
     expect(nodeB.lagRevisions).toBeGreaterThanOrEqual(0)
+  })
+
+  it('goes on answering /controllers from memory without etcd, while /health-checks and GET /cluster say etcd is unreachable', async () => {
+    await etcd.members[0]!.kill()
+    let check: { healthy: boolean; details: string } | undefined
+    await eventually('the cluster check of node A fails', async () => {
+      const h = await a.raw('GET', '/health-checks', { offSpec: NOT_EDGE_API })
+      check = h.body.data.checks.find((c: { id: string }) => c.id === 'cluster')
+      return h.status === 503 && check?.healthy === false
+    })
+    expect(check!.details).toContain('etcd unreachable')
+    // reads of the list need no etcd: this node still applies nothing new but is live
+    const res = await aClient.get('/controllers')
+    expectStatus(res, 200)
+    expect(res.body.data.find((c: { name: string }) => c.name === 'node-a').isOnline).toBe(true)
+    const cluster = await a.mgmt.get('/cluster')
+    expectStatus(cluster, 200)
+    expect(cluster.body.data.etcd.reachable).toBe(false)
+    expect(cluster.body.data.etcd.endpoints[0]).toMatchObject({ endpoint: etcd.endpoints[0], ok: false })
+    expect(cluster.body.data.etcd.endpoints[0].error).toBeString()
   })
 })

@@ -28,7 +28,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   flows: ['lib', 'errors', 'domain', 'pki', 'auth', 'actors'],
   http: ['lib', 'errors', 'domain', 'actors', 'flows', 'schemas'],
   'router-config': ['lib', 'errors', 'pki', 'schemas'], // pki: --check-files parses and verifies certificates and keys
-  cluster: ['lib', 'errors', 'domain', 'store', 'actors'], // a cluster node: the log in etcd, membership, the state digest
+  // a cluster node: the log in etcd, membership, the state digest; config: `edgeplane cluster` reads the cluster: section
+  cluster: ['lib', 'errors', 'domain', 'store', 'actors', 'config'],
   server: ['lib', 'errors', 'domain', 'pki', 'auth', 'store', 'actors', 'flows', 'http', 'config', 'version', 'schemas', 'cluster'],
   operate: ['lib', 'pki', 'store', 'version', 'domain', 'flows'], // backup, restore, status: offline on a data directory, or a client; restore runs the integrity check's record checks
   cli: ['lib', 'config'],

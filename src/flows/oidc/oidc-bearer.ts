@@ -5,8 +5,8 @@
  *   certificates (`kid`) and whose payload says `z_t:"a"` with a `z_asid`; others (ext-jwt tokens, refresh tokens) are
  *   not sessions. No such bearer: `missing`, or `invalid` when a bearer of ours was of another kind or unreadable
  * - a token's signature and claims are checked once and cached by the token (bounded; an entry is dropped at its
- *   expiry), so a bearer request then costs a map lookup, the expiry, three revocation lookups and the certificate
- *   binding
+ *   expiry, and all are when a cluster node is removed, whose key then verifies nothing), so a bearer request then
+ *   costs a map lookup, the expiry, three revocation lookups and the certificate binding
  * - refused: past `exp` (`expired`), revoked by `jti`, by identity (issued at or before the revocation's second) or
  *   by API session, and a `z_cfs` binding the TLS client certificate does not meet (`invalid`)
  * @see ../shared/reference/oidc-and-ha.md §4
@@ -34,6 +34,8 @@ export interface BearerCheckDeps {
 export interface BearerCheck {
   /** The session a request's Authorization header opens, or why none; synchronous once a token was seen. */
   check(authorization: string | null, peerLeaf: Uint8Array | undefined): BearerOutcome | Promise<BearerOutcome>
+  /** Drops every verified token (a cluster node was removed: its tokens must be checked against the keys again). */
+  forgetVerified(): void
 }
 
 /** SHA-1 hex of a certificate's DER, kept per certificate object (a connection's chain is read once and kept). */
@@ -45,7 +47,7 @@ function fingerprintOf(der: Uint8Array): string {
 }
 
 export function createBearerCheck(deps: BearerCheckDeps): BearerCheck {
-  const verified = new BoundedMap<string, TokenClaims>(deps.maxEntries ?? 50_000)
+  let verified = new BoundedMap<string, TokenClaims>(deps.maxEntries ?? 50_000)
 
   /** The first bearer that is, or claims to be, one of our access tokens (unverified); or why there is none. */
   const candidateOf = (bearers: readonly string[]): { token: string; known?: TokenClaims } | BearerFailure => {
@@ -79,6 +81,9 @@ export function createBearerCheck(deps: BearerCheckDeps): BearerCheck {
   }
 
   return {
+    forgetVerified() {
+      verified = new BoundedMap<string, TokenClaims>(deps.maxEntries ?? 50_000)
+    },
     check(authorization, peerLeaf) {
       // the common case, one bearer, without the general parse (this runs on every bearer request)
       const bearers =

@@ -48,8 +48,12 @@ class SharedLog {
       },
     }
   }
-  /** Applies every appended entry on every node, in log order; the proposer's promise gets its own node's outcome. */
+  /**
+   * Applies every appended entry on every node, in log order; the proposer's promise gets its own node's outcome.
+   * Resolves once every node's writes are committed (an apply's outcome settles after its commit).
+   */
   async deliver(): Promise<void> {
+    const settled: Promise<unknown>[] = []
     for (const n of this.nodes) {
       for (let i = this.cursor.get(n)!; i < this.entries.length; i++) {
         const e = this.entries[i]
@@ -58,11 +62,12 @@ class SharedLog {
         const { handled, outcome } = target.applyLogged(cmd)
         const w = e.key.startsWith(`log/${n.name}/`) ? this.waiting.get(e.key) : undefined
         if (w) outcome.then(w.resolve, w.reject)
-        else outcome.catch(() => undefined)
+        settled.push(outcome.catch(() => undefined))
         await handled
         this.cursor.set(n, i + 1)
       }
     }
+    await Promise.all(settled)
   }
 }
 

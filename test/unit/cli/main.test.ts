@@ -37,7 +37,8 @@ describe('edgeplane command line', () => {
     for (const word of ['run', 'version', 'validate-router-config', '--config', '--data', '--listen', '--admin-username',
       '--admin-password', '--san', '--session-timeout', 'EDGEPLANE_DATA', 'EDGEPLANE_LISTEN', 'EDGEPLANE_ADMIN_USERNAME',
       'EDGEPLANE_ADMIN_PASSWORD', 'EDGEPLANE_SANS', 'EDGEPLANE_SESSION_TIMEOUT', 'EDGEPLANE_CONFIG', 'backup', 'restore',
-      'status', '--out', '--from', '--url', 'EDGEPLANE_USERNAME', 'EDGEPLANE_PASSWORD']) {
+      'status', '--out', '--from', '--url', 'EDGEPLANE_USERNAME', 'EDGEPLANE_PASSWORD', '--cluster-endpoints', '--node-name',
+      'EDGEPLANE_CLUSTER_ENDPOINTS', 'EDGEPLANE_NODE_NAME', 'EDGEPLANE_CLUSTER_PREFIX', 'cluster status', 'cluster remove NAME', '--force']) {
       expect(r.stdout).toContain(word)
     }
   })
@@ -46,6 +47,26 @@ describe('edgeplane command line', () => {
     expect((await cli(['fly'])).code).toBe(2)
     expect((await cli(['run', '--colour'])).code).toBe(2)
     expect((await cli(['run', '--listen', 'nowhere'])).code).toBe(2)
+  })
+
+  it('refuses half a cluster setting with what is missing (exit 2), and a start without etcd with its message, no stack (exit 1)', async () => {
+    const half = await cli(['run', '--node-name', 'ctrl-1', '--listen', '127.0.0.1:0'])
+    expect(half.code).toBe(2)
+    expect(half.stderr).toContain("edgeplane run: node name 'ctrl-1' is set, but no cluster endpoints")
+    const dir = mkdtempSync(join(tmpdir(), 'edgeplane-cli-'))
+    try {
+      // port 1 on loopback: nothing listens there, so the connection is refused at once
+      const r = await cli(['run', '--listen', '127.0.0.1:0', '--data', join(dir, 'data')], {
+        EDGEPLANE_CLUSTER_ENDPOINTS: 'http://127.0.0.1:1',
+        EDGEPLANE_NODE_NAME: 'ctrl-1',
+      })
+      expect(r.code).toBe(1)
+      expect(r.stderr).toContain('edgeplane run: cannot start: etcd at http://127.0.0.1:1 cannot be reached')
+      expect(r.stderr).not.toMatch(/^\s+at /m)
+      expect(r.stdout).not.toContain('listening on')
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it('initializes a new data directory, prints a generated admin password once, and stops cleanly on SIGTERM', async () => {

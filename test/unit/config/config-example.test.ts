@@ -60,3 +60,43 @@ describe('packaging/edgeplane.service', () => {
     expect(directive('MemoryDenyWriteExecute')).toEqual([])
   })
 })
+
+describe('packaging/edgeplane-cluster.conf and packaging/etcd.default.example', () => {
+  const dropIn = readFileSync(join(ROOT, 'packaging', 'edgeplane-cluster.conf'), 'utf8')
+  const etcdDefault = readFileSync(join(ROOT, 'packaging', 'etcd.default.example'), 'utf8')
+  const sections = (unit: string) => {
+    const out = new Map<string, string[]>()
+    let section = ''
+    for (const line of unit.split('\n')) {
+      const head = /^\[(\w+)\]$/.exec(line)
+      if (head) section = head[1]
+      else if (/^[A-Za-z]+=/.test(line)) out.set(section, [...(out.get(section) ?? []), line])
+    }
+    return out
+  }
+
+  it('sets a cluster node through the environment that config.ts accepts, and retries a start without a limit', () => {
+    const s = sections(dropIn)
+    const env = Object.fromEntries(
+      (s.get('Service') ?? []).filter((l) => l.startsWith('Environment=')).map((l) => l.slice('Environment='.length).split(/=(.*)/s).slice(0, 2)),
+    )
+    expect(Object.keys(env).sort()).toEqual(['EDGEPLANE_CLUSTER_ENDPOINTS', 'EDGEPLANE_NODE_NAME'])
+    const c = resolveConfig({}, env)
+    expect(c.cluster?.endpoints).toHaveLength(3)
+    expect(c.cluster?.nodeName).toBe('ctrl-1')
+    // StartLimitIntervalSec belongs to [Unit] (systemd ignores it in [Service])
+    expect(s.get('Unit')).toContain('StartLimitIntervalSec=0')
+    expect(s.get('Service')).toContain('RestartSec=5s')
+  })
+
+  it("describes one member of the three whose client URLs the drop-in lists, with etcd's auto-compaction off", () => {
+    const vars = Object.fromEntries([...etcdDefault.matchAll(/^(ETCD_[A-Z_]+)=(.*)$/gm)].map((m) => [m[1], m[2]]))
+    expect(vars.ETCD_AUTO_COMPACTION_RETENTION).toBe('0')
+    const members = vars.ETCD_INITIAL_CLUSTER.split(',').map((m: string) => m.split('=')[0])
+    expect(members).toEqual(['etcd-1', 'etcd-2', 'etcd-3'])
+    expect(members).toContain(vars.ETCD_NAME)
+    expect(vars.ETCD_INITIAL_CLUSTER).toContain(`${vars.ETCD_NAME}=${vars.ETCD_INITIAL_ADVERTISE_PEER_URLS}`)
+    expect(dropIn).toContain(vars.ETCD_ADVERTISE_CLIENT_URLS)
+    expect(vars.ETCD_LISTEN_CLIENT_URLS.split(',')).toContain(vars.ETCD_ADVERTISE_CLIENT_URLS)
+  })
+})

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { ConfigError, defaultAdvertise, formatHostPort, resolveConfig } from '../../../src/config/config.ts'
+import { ConfigError, defaultAdvertise, formatHostPort, resolveClusterAccess, resolveConfig } from '../../../src/config/config.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'edgeplane-config-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -182,5 +182,81 @@ describe('operations settings (issue 12, part G)', () => {
     expect(() => resolveConfig({ config: file('c5.yml', 'connectionLimits: {maxHeaderBytes: 100}\n') }, {})).toThrow(ConfigError)
     expect(() => resolveConfig({ config: file('c6.yml', 'connectionLimits: {maxConnections: 0}\n') }, {})).toThrow(ConfigError)
     expect(() => resolveConfig({ config: file('c7.yml', 'connectionLimits: {idleTimeout: 5s}\n') }, {})).toThrow(ConfigError)
+  })
+})
+
+describe('cluster settings (issue 23)', () => {
+  const endpointsEnv = { EDGEPLANE_CLUSTER_ENDPOINTS: 'http://10.0.0.2:2379, http://10.0.0.3:2379/', EDGEPLANE_NODE_NAME: 'env-node' }
+
+  it('case=none: a single node when no endpoint and no node name is set anywhere', () => {
+    expect(resolveConfig({}, {}).cluster).toBeUndefined()
+    expect(resolveConfig({}, { EDGEPLANE_CLUSTER_ENDPOINTS: '', EDGEPLANE_NODE_NAME: ' ' }).cluster).toBeUndefined()
+  })
+
+  it('case=precedence: each of endpoints, node name and prefix from its flag, then environment, then the file', () => {
+    const cfg = file('cluster.yml', 'cluster:\n  endpoints: [http://10.0.0.1:2379]\n  nodeName: file-node\n  prefix: /from-file/\n')
+    expect(resolveConfig({ config: cfg }, {}).cluster).toEqual({ endpoints: ['http://10.0.0.1:2379'], nodeName: 'file-node', prefix: '/from-file' })
+    expect(resolveConfig({ config: cfg }, { ...endpointsEnv, EDGEPLANE_CLUSTER_PREFIX: '/from-env' }).cluster).toEqual({
+      endpoints: ['http://10.0.0.2:2379', 'http://10.0.0.3:2379'],
+      nodeName: 'env-node',
+      prefix: '/from-env',
+    })
+    const fromFlags = resolveConfig({ config: cfg, clusterEndpoints: ['https://etcd-a:2379,https://etcd-b:2379', 'https://etcd-a:2379'], nodeName: 'flag-node' }, endpointsEnv)
+    expect(fromFlags.cluster).toEqual({ endpoints: ['https://etcd-a:2379', 'https://etcd-b:2379'], nodeName: 'flag-node', prefix: '/from-file' })
+    // one from each source
+    const mixed = file('cluster-prefix.yml', 'cluster:\n  prefix: /mixed\n')
+    expect(resolveConfig({ config: mixed, nodeName: 'n1' }, { EDGEPLANE_CLUSTER_ENDPOINTS: 'http://127.0.0.1:2379' }).cluster).toEqual({
+      endpoints: ['http://127.0.0.1:2379'],
+      nodeName: 'n1',
+      prefix: '/mixed',
+    })
+  })
+
+  it('case=one without the other: the error names what is missing and where to set it', () => {
+    expect(() => resolveConfig({ nodeName: 'n1' }, {})).toThrow(/node name 'n1' is set, but no cluster endpoints.*--cluster-endpoints.*EDGEPLANE_CLUSTER_ENDPOINTS.*cluster\.endpoints/)
+    expect(() => resolveConfig({}, { EDGEPLANE_CLUSTER_ENDPOINTS: 'http://127.0.0.1:2379' })).toThrow(/no node name.*--node-name.*EDGEPLANE_NODE_NAME.*cluster\.nodeName/)
+    expect(() => resolveConfig({}, { EDGEPLANE_CLUSTER_PREFIX: '/p' })).toThrow(/cluster prefix is set, but no cluster endpoints and node name/)
+  })
+
+  for (const [what, flags, env, message] of [
+    ['a URL of another scheme', { clusterEndpoints: ['ftp://10.0.0.1:2379'] }, {}, /'ftp:\/\/10\.0\.0\.1:2379' is not an http or https URL/],
+    ['a host:port without a scheme', { clusterEndpoints: ['10.0.0.1:2379'] }, {}, /not an http or https URL|not a URL/],
+    ['a text that is no URL', {}, { EDGEPLANE_CLUSTER_ENDPOINTS: 'http://' }, /'http:\/\/' is not a URL/],
+    ['a URL with a path', { clusterEndpoints: ['http://10.0.0.1:2379/v3'] }, {}, /no path, query or fragment/],
+    ['a URL with credentials', { clusterEndpoints: ['http://root:pw@10.0.0.1:2379'] }, {}, /must not carry credentials/],
+    ['an empty list', { clusterEndpoints: [' , '] }, {}, /cluster endpoints are empty/],
+    ['a node name with a slash', { clusterEndpoints: ['http://127.0.0.1:2379'], nodeName: 'a/b' }, {}, /node name 'a\/b' is not valid/],
+    ['a node name of 64 characters', { clusterEndpoints: ['http://127.0.0.1:2379'], nodeName: 'n'.repeat(64) }, {}, /is not valid: 1 to 63/],
+    ['a node name starting with a dot', { clusterEndpoints: ['http://127.0.0.1:2379'], nodeName: '.n' }, {}, /is not valid/],
+    ['a prefix without a leading slash', { clusterEndpoints: ['http://127.0.0.1:2379'], nodeName: 'n' }, { EDGEPLANE_CLUSTER_PREFIX: 'edgeplane' }, /cluster prefix 'edgeplane' is not valid/],
+    ['a prefix of only a slash', { clusterEndpoints: ['http://127.0.0.1:2379'], nodeName: 'n' }, { EDGEPLANE_CLUSTER_PREFIX: '/' }, /cluster prefix '\/' is not valid/],
+  ] as const) {
+    it(`case=refuses ${what} with a ConfigError`, () => {
+      let thrown: unknown
+      try {
+        resolveConfig(flags as never, env as Record<string, string>)
+      } catch (e) {
+        thrown = e
+      }
+      expect(thrown).toBeInstanceOf(ConfigError)
+      expect((thrown as Error).message).toMatch(message)
+    })
+  }
+
+  it('case=file schema: an unknown key in cluster: or a non-list of endpoints is refused naming the path', () => {
+    expect(() => resolveConfig({ config: file('c1.yml', 'cluster:\n  nodename: x\n') }, {})).toThrow(/\/cluster/)
+    expect(() => resolveConfig({ config: file('c2.yml', 'cluster:\n  endpoints: http://127.0.0.1:2379\n  nodeName: x\n') }, {})).toThrow(/\/cluster\/endpoints/)
+  })
+
+  it('case=access for `edgeplane cluster`: endpoints and prefix without a node name, the data directory as run resolves it', () => {
+    const cfg = file('access.yml', 'data: /from/file\ncluster:\n  endpoints: [http://10.0.0.1:2379]\n')
+    expect(resolveClusterAccess({ config: cfg }, {})).toEqual({ endpoints: ['http://10.0.0.1:2379'], prefix: undefined, dataDir: '/from/file' })
+    expect(resolveClusterAccess({ config: cfg, prefix: '/other/' }, { EDGEPLANE_CLUSTER_ENDPOINTS: 'http://10.0.0.9:2379', EDGEPLANE_DATA: '/from/env' })).toEqual({
+      endpoints: ['http://10.0.0.9:2379'],
+      prefix: '/other',
+      dataDir: '/from/env',
+    })
+    expect(resolveClusterAccess({ data: '/from/flag' }, { EDGEPLANE_DATA: '/from/env' }).dataDir).toBe('/from/flag')
+    expect(resolveClusterAccess({}, {})).toEqual({ endpoints: undefined, prefix: undefined, dataDir: resolve('./data') })
   })
 })
