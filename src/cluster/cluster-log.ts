@@ -4,9 +4,11 @@
  * - Append: a command (actor, message, the proposer's clock reading, a deadline) is submitted once, under a key of its
  *   own (`<prefix>/log/<node>/<boot>.<seq>`) with create-if-absent: a submission that timed out is retried on the next
  *   endpoint, and a retry that finds its own command already there counts as done (`EtcdClient.putIfAbsent`), so a
- *   command is never in the log twice. No endpoint answers: 503 CLUSTER_NO_LEADER, and nothing was changed.
- * - Apply: one watch on `<prefix>/` (commands under `<prefix>/log/`) from the last applied revision + 1; every node, the proposer too, hands each
- *   command to its actor in revision order (`Actor.applyLogged`), which stores the revision with the command's writes
+ *   command is never in the log twice. No endpoint takes it for 5 s (rounds over every endpoint): 503
+ *   CLUSTER_NO_LEADER when nothing can have been proposed (nothing changed), 503 TIMEOUT when an attempt may still be
+ *   committed by a member that leads again (the outcome is unknown; see `putUntilKnown`).
+ * - Apply: one watch on `<prefix>/` (commands under `<prefix>/log/`) from the last applied revision + 1; every node,
+ *   the proposer too, hands each command to its actor in revision order (`Actor.applyLogged`), which stores the revision with the command's writes
  *   in one LMDB transaction. The proposer answers its request with the outcome of its own apply: a race lost on
  *   another node gives the same 400/409 here, and exactly one winner everywhere.
  * - Time: a command's apply uses its proposer's clock reading. Every node keeps, per proposer, the latest reading
@@ -61,6 +63,8 @@ export interface ClusterLogOptions {
   deadlineMs?: number
   /** How long the proposer waits for its own apply after etcd took the command (default 15 s). */
   applyWaitMs?: number
+  /** How long a submission is retried while etcd is unavailable before the request answers 503 (default 5 s). */
+  submitRetryMs?: number
   log: (line: string) => void
   /** Told the lag of every command this node applies that another node proposed (ms, proposer's clock to apply). */
   onRemoteApplied?: (lagMs: number) => void
@@ -96,6 +100,9 @@ function proposerOf(key: string, prefix: string): string {
 /** A watch stream silent this long (heartbeats come every second) is given up and resumed on another member. */
 const WATCH_IDLE_MS = 10_000
 
+/** The pause between two rounds of a submission over every etcd endpoint while none answers. */
+const SUBMIT_RETRY_PAUSE_MS = 100
+
 /** The pseudo-actor of barrier commands: applied by nobody, it only marks a place in the log. */
 const BARRIER = '_barrier'
 
@@ -116,6 +123,7 @@ export class ClusterLog implements ReplicatedLog {
   private staleReason = ''
   private readonly deadlineMs: number
   private readonly applyWaitMs: number
+  private readonly submitRetryMs: number
   /** The log's revision as etcd last told it (watch headers): the lag is this minus the applied revision. */
   private headRevision = 0
   private lastAppliedAt = 0
@@ -130,6 +138,7 @@ export class ClusterLog implements ReplicatedLog {
     this.logTimes = { ...o.applied.logTimes }
     this.deadlineMs = o.deadlineMs ?? 10_000
     this.applyWaitMs = o.applyWaitMs ?? 15_000
+    this.submitRetryMs = o.submitRetryMs ?? 5_000
   }
 
   get state(): ClusterLogState {
@@ -207,15 +216,23 @@ export class ClusterLog implements ReplicatedLog {
     outcome.catch(() => undefined)
     let revision: number
     try {
-      const r = await this.o.client.putIfAbsent(key, value)
+      const r = await this.putUntilKnown(key, value)
       if (!r.created) throw new Error(`the log key ${key} is taken by another command`)
       revision = r.revision
     } catch (e) {
-      this.pending.delete(key)
       if (e instanceof EtcdUnavailableError) {
+        if (e.outcomeUnknown) {
+          // an attempt may sit in the log of a member that lost its quorum: it is applied if that member leads again,
+          // so the answer cannot say nothing changed
+          this.pending.delete(key)
+          this.o.log(`cluster: a change's outcome is unknown: ${e.message}`)
+          throw ApiError.withMessage('TIMEOUT', "the cluster's log did not answer in time: the change may still be applied once etcd has a quorum again")
+        }
+        this.pending.delete(key)
         this.o.log(`cluster: a change was refused: ${e.message}`)
         throw new ApiError('CLUSTER_NO_LEADER')
       }
+      this.pending.delete(key)
       throw e
     }
     this.ownKeys.push({ key, revision })
@@ -230,6 +247,31 @@ export class ClusterLog implements ReplicatedLog {
       return await Promise.race([outcome, waited])
     } finally {
       clearTimeout(timer)
+    }
+  }
+
+  /**
+   * Submits a command, retrying the same create-if-absent while etcd is unavailable, for up to `submitRetryMs`. A
+   * submission that timed out may still be committed (a follower forwarded it to the leader elected meanwhile): the
+   * retry finds it and counts it as done, so a leader's failover ends in the command's own outcome, not in a 503 for
+   * a change every node then applies. Only an etcd unavailable for the whole time answers 503: CLUSTER_NO_LEADER
+   * when no attempt can have been proposed (every member refused the connection or said at once it has no leader:
+   * nothing changed), else TIMEOUT (the outcome is unknown: an attempt may still be committed by a member that leads
+   * again).
+   */
+  private async putUntilKnown(key: string, value: string): Promise<{ created: boolean; revision: number }> {
+    const giveUpAt = Date.now() + this.submitRetryMs
+    let unknown = false
+    for (;;) {
+      try {
+        return await this.o.client.putIfAbsent(key, value)
+      } catch (e) {
+        if (!(e instanceof EtcdUnavailableError)) throw e
+        // one attempt that may have reached a member's log makes the whole submission's outcome unknown
+        unknown ||= e.outcomeUnknown
+        if (Date.now() >= giveUpAt || this._state === 'stopped') throw new EtcdUnavailableError(e.message, unknown)
+        await new Promise((r) => setTimeout(r, SUBMIT_RETRY_PAUSE_MS))
+      }
     }
   }
 

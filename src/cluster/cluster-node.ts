@@ -108,6 +108,12 @@ export async function prepareClusterStore(o: {
       atLeast: compacted - 1,
       now: o.now,
       note: o.note,
+    }).catch((e) => {
+      // the operator must learn why a snapshot was needed and what else brings the node back
+      throw new Error(
+        `this node applied the log up to revision ${applied.revision}, but etcd compacted it up to ${compacted}, and ${e instanceof Error ? e.message : String(e)}: ` +
+          'start it again once another member is live, or take a newer backup of a member (edgeplane backup), restore it (edgeplane restore --from FILE --data DIR) and start again',
+      )
     })
     await o.store.close()
     installSnapshot(fetched.path, o.store.path)

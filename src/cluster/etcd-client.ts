@@ -37,6 +37,24 @@ export interface EtcdEvent {
 /** Every endpoint failed or timed out; the message says which and why. */
 export class EtcdUnavailableError extends Error {
   override name = 'EtcdUnavailableError'
+  /**
+   * Whether an attempt may have reached etcd's log: one timed out, or its connection broke after it was made. False
+   * when every attempt was refused before anything was proposed (connection refused, or etcd's immediate "no leader":
+   * every request asks a member without a leader to say so at once rather than queue it).
+   */
+  constructor(
+    message: string,
+    readonly outcomeUnknown = true,
+  ) {
+    super(message)
+  }
+}
+
+/** A failure after which nothing was proposed: the member was not reached, or said at once it has no leader. */
+function surelyNotProposed(e: unknown): boolean {
+  if (e instanceof RetryableFailure) return /no leader/i.test(e.message)
+  const code = (e as { code?: unknown } | null)?.code
+  return code === 'ECONNREFUSED' || code === 'ConnectionRefused'
 }
 
 /** The revision asked for is below etcd's compaction point (`compactRevision`): its history is gone. */
@@ -625,6 +643,7 @@ export class EtcdClient {
    */
   private async call(path: string, body: Json): Promise<Json> {
     const failures: string[] = []
+    let outcomeUnknown = false
     const n = this.endpoints.length
     const start = this.current
     for (let i = 0; i < n * this.attemptsPerEndpoint; i++) {
@@ -641,11 +660,12 @@ export class EtcdClient {
           throw e
         }
         failures.push(`${endpoint}: ${e instanceof RetryableFailure ? e.message : describeFailure(e, this.timeoutMs)}`)
+        if (!surelyNotProposed(e)) outcomeUnknown = true
         // the next call starts after the endpoint that failed
         this.current = (index + 1) % n
       }
     }
-    throw new EtcdUnavailableError(`etcd ${path} failed on every endpoint: ${failures.join('; ')}`)
+    throw new EtcdUnavailableError(`etcd ${path} failed on every endpoint: ${failures.join('; ')}`, outcomeUnknown)
   }
 
   /** One timed POST to one endpoint: the answer's JSON (the first line of a stream), or a thrown reason. */
@@ -657,7 +677,8 @@ export class EtcdClient {
     try {
       const res = await fetch(`${endpoint}${path}`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        // a member without a leader answers "no leader" at once instead of holding the request until its own deadline
+        headers: { 'content-type': 'application/json', 'grpc-metadata-hasleader': 'true' },
         body: JSON.stringify(body),
         signal: controller.signal,
       })

@@ -40,6 +40,8 @@ const STDERR_TAIL_CHARS = 16_000
 export interface ChildOptions {
   /** Settings of the YAML config file (`--config`), written beside the data directory. */
   config?: Record<string, unknown>
+  /** More arguments of `run` (e.g. `--cluster-endpoints`, `--node-name`). */
+  args?: string[]
 }
 
 /** Starts a controller on `dataDir` listening on a free port; answers once it prints its URL. */
@@ -51,6 +53,7 @@ export async function startChild(dataDir: string, adminPassword: string, opts: C
     writeFileSync(file, JSON.stringify(opts.config))
     args.push('--config', file)
   }
+  if (opts.args) args.push(...opts.args)
   const proc = Bun.spawn([...controllerCommand(), ...args], {
     stdin: 'ignore',
     stdout: 'pipe',
