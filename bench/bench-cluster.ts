@@ -105,7 +105,8 @@ export async function startNode(name: string, dataDir: string, cluster?: { endpo
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof-md', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []
   const args = ['bun', ...profile, MAIN, 'run', '--data', dataDir, '--listen', '127.0.0.1:0', '--admin-password', PASSWORD]
   if (cluster) args.push('--cluster-endpoints', cluster.endpoints.join(','), '--node-name', name)
-  const proc = Bun.spawn(args, { stdout: 'pipe', stderr: 'pipe', env: { ...process.env, EDGEPLANE_CLUSTER_PREFIX: PREFIX } })
+  const env: Record<string, string | undefined> = { ...process.env, EDGEPLANE_CLUSTER_PREFIX: cluster ? PREFIX : undefined }
+  const proc = Bun.spawn(args, { stdout: 'pipe', stderr: 'pipe', env })
   running.add(proc)
   const notes: string[] = []
   void readLines(proc.stderr, (line) => {
