@@ -95,9 +95,9 @@ function output(c: Controller): string {
   return `\n    stdout:\n${tail(c.stdout)}\n    stderr:\n${tail(c.stderr)}`
 }
 
-function startController(workDir: string, dataDir: string, port: number, env: Record<string, string>): Controller {
+function startController(workDir: string, dataDir: string, port: number, env: Record<string, string>, extraArgs: string[] = []): Controller {
   const proc = Bun.spawn(
-    ['./edgeplane', 'run', '--data', dataDir, '--listen', `127.0.0.1:${port}`, '--admin-password', ADMIN.password],
+    ['./edgeplane', 'run', '--data', dataDir, '--listen', `127.0.0.1:${port}`, '--admin-password', ADMIN.password, ...extraArgs],
     { cwd: workDir, env, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' },
   )
   const c: Controller = { proc, base: `https://127.0.0.1:${port}`, stdout: [], stderr: [], listening: Promise.resolve('') }
@@ -297,6 +297,77 @@ async function main(argv: string[]): Promise<void> {
       if (a.body?.data?.name !== name) fail(`expected name "${name}" after restart, got ${JSON.stringify(a.body?.data?.name)}`)
     })
     await step('SIGTERM → exit code 0', () => stopController(c2))
+
+    // the same binary as a cluster node: a one-member etcd, the data directory above initialises the cluster, a second
+    // node from its backup reads what the first wrote (the log's client, sealing and serialization inside the binary)
+    const etcdClient = await freePort()
+    const etcdPeer = await freePort()
+    const etcd = Bun.spawn(
+      ['etcd', '--name', 'smoke', '--data-dir', join(work, 'etcd'), '--listen-client-urls', `http://127.0.0.1:${etcdClient}`,
+        '--advertise-client-urls', `http://127.0.0.1:${etcdClient}`, '--listen-peer-urls', `http://127.0.0.1:${etcdPeer}`,
+        '--initial-advertise-peer-urls', `http://127.0.0.1:${etcdPeer}`, '--initial-cluster', `smoke=http://127.0.0.1:${etcdPeer}`],
+      { stdin: 'ignore', stdout: 'ignore', stderr: 'ignore' },
+    )
+    try {
+      const endpoints = `http://127.0.0.1:${etcdClient}`
+      await step(`etcd (one member) answers on ${endpoints}`, async () => {
+        for (const end = Date.now() + LISTEN_TIMEOUT_MS; Date.now() < end; await Bun.sleep(100)) {
+          const ok = await fetch(`${endpoints}/health`).then((r) => r.ok, () => false)
+          if (ok) return
+        }
+        fail('etcd did not answer /health')
+      })
+      const portA = await freePort()
+      const a = startController(work, dataDir, portA, env, ['--cluster-endpoints', endpoints, '--node-name', 'smoke-a'])
+      await step(`./edgeplane run --cluster-endpoints … --node-name smoke-a initialises the cluster from the data directory`, async () => {
+        await firstVersionAnswer(a, performance.now())
+        await within(LISTEN_TIMEOUT_MS, 'the "listening on" line', a.listening)
+      })
+      const sessionA = await step('authenticate on node smoke-a → 200', () => authenticate(a))
+      const svc = `smoke-cluster-${Date.now()}`
+      await step(`POST /edge/management/v1/services "${svc}" on smoke-a → 201`, async () => {
+        expectStatus(await call(a, 'POST', '/edge/management/v1/services', { session: sessionA, json: { name: svc, encryptionRequired: true } }), 201, 'create a service on smoke-a')
+      })
+      const archive = join(work, 'smoke-a.backup')
+      const dataB = join(work, 'data-b')
+      await step('./edgeplane backup of the running node, ./edgeplane restore into a new data directory', async () => {
+        for (const args of [['backup', '--data', dataDir, '--out', archive], ['restore', '--from', archive, '--data', dataB]]) {
+          const r = Bun.spawnSync(['./edgeplane', ...args], { cwd: work, env, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
+          if (r.exitCode !== 0) fail(`./edgeplane ${args[0]}: exit code ${r.exitCode}; ${r.stderr.toString().trim()}`)
+        }
+      })
+      const portB = await freePort()
+      const b = startController(work, dataB, portB, env, ['--cluster-endpoints', endpoints, '--node-name', 'smoke-b'])
+      await step('the second node smoke-b starts from the backup and catches up', async () => {
+        await firstVersionAnswer(b, performance.now())
+        await within(LISTEN_TIMEOUT_MS, 'the "listening on" line', b.listening)
+      })
+      await step(`smoke-b lists "${svc}", /version names HA_CONTROLLER, /controllers lists both nodes`, async () => {
+        const sessionB = await authenticate(b)
+        const list = await call(b, 'GET', `/edge/management/v1/services?filter=${encodeURIComponent(`name="${svc}"`)}`, { session: sessionB })
+        expectStatus(list, 200, 'GET /services on smoke-b')
+        if (list.body?.data?.length !== 1) fail(`smoke-b does not list the service made on smoke-a: ${list.text.slice(0, 300)}`)
+        const version = await call(b, 'GET', '/edge/client/v1/version')
+        if (!version.body?.data?.capabilities?.includes('HA_CONTROLLER')) fail(`no HA_CONTROLLER in ${version.text.slice(0, 300)}`)
+        const ctrls = await call(b, 'GET', '/edge/management/v1/controllers', { session: sessionB })
+        const names = (ctrls.body?.data ?? []).map((c: { name: string }) => c.name).sort()
+        if (names.join(',') !== 'smoke-a,smoke-b') fail(`GET /controllers listed ${JSON.stringify(names)}`)
+      })
+      await step('./edgeplane cluster status → exit 0 (etcd healthy, both nodes live)', async () => {
+        for (const end = Date.now() + LISTEN_TIMEOUT_MS; ; await Bun.sleep(200)) {
+          const r = Bun.spawnSync(['./edgeplane', 'cluster', 'status', '--cluster-endpoints', endpoints], { cwd: work, env, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
+          if (r.exitCode === 0) return note(r.stdout.toString().trim().split('\n').slice(0, 3).join(' | '))
+          if (Date.now() > end) fail(`exit code ${r.exitCode}; ${r.stdout.toString().trim()} ${r.stderr.toString().trim()}`)
+        }
+      })
+      await step('SIGTERM to both nodes → exit code 0', async () => {
+        await stopController(a)
+        await stopController(b)
+      })
+    } finally {
+      etcd.kill('SIGKILL')
+      await etcd.exited
+    }
 
     keep = false
     console.log(`\nsmoke test passed: first answer ${Math.round(firstAnswerMs)} ms after spawn (cold start, empty TMPDIR)`)

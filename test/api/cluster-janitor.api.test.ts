@@ -46,6 +46,13 @@ describe.skipIf(!etcdAvailable())('the cluster janitor', () => {
     expect(kept.every((kv) => kv.modRevision > head)).toBe(true)
     await client.deleteRange(`${prefix}/applied/node-behind`)
     await eventually(async () => (await logKeys()).length === 0, 'the keys go once the node behind is removed')
+
+    // compaction: once 1,000 revisions can go, up to the lowest revision a registered node stored, in chunks
+    await Promise.all(Array.from({ length: 2_500 }, (_, i) => client.put(`${prefix}/filler/${i}`, 'x')))
+    await a.create('/services', { name: 'after-the-filler', encryptionRequired: true })
+    const stored = () => a!.server.cluster!.digest().revision
+    await eventually(async () => (await client.compactRevision()) >= stored() - 1 && stored() > 2_500, 'etcd compacted up to the stored revision')
+    expect(await client.compactRevision()).toBeLessThanOrEqual(stored())
     client.close()
   }, 60_000)
 })

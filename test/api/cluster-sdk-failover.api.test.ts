@@ -81,9 +81,11 @@ describe('an SDK on a cluster', () => {
     const sdk = oidcSdk({ url: first.url, caPem: c.caPem })
     const tokens: OidcTokensAnswer = await sdk.passwordLogin(ADMIN.username, ADMIN.password)
     let current = `${first.url}/edge/client/v1`
-    const endpoints = await controllerEndpoints(current, tokens.access_token)
-    expect(endpoints).toHaveLength(3)
-    expect(endpoints.every((e) => e.isOnline)).toBe(true)
+    // a node learns of the others' liveness keys within a second of their start: until then it lists them offline
+    const endpoints = await pollUntil('every node listed online', async () => {
+      const list = await controllerEndpoints(current, tokens.access_token)
+      return list.length === 3 && list.every((e) => e.isOnline) ? list : undefined
+    }, 15_000, 100)
     expect(endpoints.map((e) => e.url)).toContain(current)
     expect((await listedServices(current, tokens.access_token)).names).toContain(serviceName)
 
