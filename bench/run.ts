@@ -25,6 +25,9 @@
  * checkout).
  * `bun run bench soak [minutes]` runs only the soak (bench/bench-soak.ts): mixed load at a steady rate, resident memory
  * and p99 sampled each minute (10 minutes unless told; SOAK_RATE requests per second, default 100).
+ * `bun run bench cluster` runs only the cluster figures (bench/bench-cluster.ts): a 3-member etcd and 3 nodes against one
+ * node, in one run (issue 23); not part of the default run (it needs etcd and takes minutes). BENCH_CATCHUP_WRITES
+ * (default 20,000) and BENCH_LAG_SAMPLES (default 300).
  * `bun run bench reads` runs only the four read figures (bridge, Bun.serve, GET /version, GET /current-identity).
  * Environment: BENCH_SECONDS (per figure, default 3); BENCH_ROUNDS (rounds of the GET /version figures, default 3);
  * BENCH_NO_WRK=1 uses the in-process client even with wrk.
@@ -318,6 +321,14 @@ if (process.argv[2] === 'policy') {
     minutes: Number(process.argv[3] ?? 10),
     rate: Number(process.env.SOAK_RATE ?? 100),
     sampleSeconds: Number(process.env.SOAK_SAMPLE_SECONDS ?? 60),
+  })
+} else if (process.argv[2] === 'cluster') {
+  const { runClusterBench } = await import('./bench-cluster.ts')
+  await runClusterBench({
+    seconds: SECONDS,
+    rounds: ROUNDS,
+    catchUpWrites: Number(process.env.BENCH_CATCHUP_WRITES ?? 20_000),
+    lagSamples: Number(process.env.BENCH_LAG_SAMPLES ?? 300),
   })
 } else if (process.argv[2] === 'reads') {
   printTargets(await main(true))
