@@ -50,6 +50,9 @@ export class EtcdUnavailableError extends Error {
   }
 }
 
+/** The pause after an immediate "no leader" answer, per round of attempts (at most 500 ms). */
+const NO_LEADER_PAUSE_MS = 100
+
 /** A failure after which nothing was proposed: the member was not reached, or said at once it has no leader. */
 function surelyNotProposed(e: unknown): boolean {
   if (e instanceof RetryableFailure) return /no leader/i.test(e.message)
@@ -663,6 +666,11 @@ export class EtcdClient {
         if (!surelyNotProposed(e)) outcomeUnknown = true
         // the next call starts after the endpoint that failed
         this.current = (index + 1) % n
+        // "no leader" comes at once (the request asks for it): give an election time before the next attempt, longer
+        // each round, rather than spend every attempt within a millisecond
+        if (e instanceof RetryableFailure && /no leader/i.test(e.message) && i + 1 < n * this.attemptsPerEndpoint) {
+          await new Promise((r) => setTimeout(r, Math.min(NO_LEADER_PAUSE_MS * (Math.floor(i / n) + 1), 500)))
+        }
       }
     }
     throw new EtcdUnavailableError(`etcd ${path} failed on every endpoint: ${failures.join('; ')}`, outcomeUnknown)
