@@ -37,7 +37,7 @@ import { EtcdClient } from '../src/cluster/etcd-client.ts'
 import { startEtcdCluster, type EtcdCluster } from '../test/support/etcd.ts'
 import { cpuSecondsOf } from './bench-cpu.ts'
 import { runLoad } from './bench-load.ts'
-import { loadGeneratorNote, measure, type LoadSpec, type Measured } from './bench-measure.ts'
+import { loadGeneratorNote, measure, readLines, type LoadSpec, type Measured } from './bench-measure.ts'
 
 const PASSWORD = 'bench-cluster-admin-1'
 const USER_PASSWORD = 'bench-cluster-user-1'
@@ -74,17 +74,6 @@ interface Node {
 
 const REQUEST_LINE = /"msg":"request"|"request_id"|"reqId"/
 
-async function readLines(stream: ReadableStream<Uint8Array>, onLine: (line: string) => void): Promise<void> {
-  const decoder = new TextDecoder()
-  let pending = ''
-  for await (const chunk of stream) {
-    pending += decoder.decode(chunk, { stream: true })
-    const lines = pending.split('\n')
-    pending = lines.pop() ?? ''
-    for (const line of lines) onLine(line)
-  }
-  if (pending) onLine(pending)
-}
 
 const running = new Set<Subprocess>()
 process.on('exit', () => {

@@ -111,3 +111,16 @@ export function loadGeneratorNote(): string {
   }
   return 'load generator: in-process Bun fetch client (wrk not found; `apt-get install wrk` for steadier figures)'
 }
+
+/** Calls `onLine` with every line of a process's output stream as it arrives (the last one even without a newline). */
+export async function readLines(stream: ReadableStream<Uint8Array>, onLine: (line: string) => void): Promise<void> {
+  const decoder = new TextDecoder()
+  let pending = ''
+  for await (const chunk of stream) {
+    pending += decoder.decode(chunk, { stream: true })
+    const lines = pending.split('\n')
+    pending = lines.pop() ?? ''
+    for (const line of lines) onLine(line)
+  }
+  if (pending) onLine(pending)
+}

@@ -26,6 +26,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { cpuSecondsOf } from './bench-cpu.ts'
+import { readLines } from './bench-measure.ts'
 import {
   SCENARIOS,
   buildPolicies,
@@ -61,15 +62,9 @@ const REQUEST_LINE = /^\{.*"msg":"request"\}$/
 
 /** Passes the controller's stderr on, except its per-request log lines (one per measured request). */
 async function forwardStderr(stream: ReadableStream<Uint8Array>): Promise<void> {
-  const decoder = new TextDecoder()
-  let pending = ''
-  for await (const chunk of stream) {
-    pending += decoder.decode(chunk, { stream: true })
-    const lines = pending.split('\n')
-    pending = lines.pop() ?? ''
-    for (const line of lines) if (!REQUEST_LINE.test(line)) process.stderr.write(line + '\n')
-  }
-  if (pending && !REQUEST_LINE.test(pending)) process.stderr.write(pending + '\n')
+  await readLines(stream, (line) => {
+    if (!REQUEST_LINE.test(line)) process.stderr.write(line + '\n')
+  })
 }
 
 /**
