@@ -70,6 +70,8 @@ import type { IdentityEvent } from './actors/identity/identity-messages.ts'
 import { hashPassword, prepareDummyHash } from './auth/auth-password.ts'
 import { startCaActor } from './actors/ca/ca-actor.ts'
 import { startControllersActor, type ControllersEvent } from './actors/controllers/controllers-actor.ts'
+import { CONSOLE } from './console/console-assets.ts'
+import { consoleRoutes } from './http/console/console-routes.ts'
 import { openClusterNode, prepareClusterStore, type ClusterNode, type ClusterSettings } from './cluster/cluster-node.ts'
 import { peerSecretOf, SNAPSHOT_PATH, snapshotRoute } from './cluster/cluster-snapshot.ts'
 import type { LogTarget } from './cluster/cluster-log.ts'
@@ -153,6 +155,8 @@ export interface ServerOptions {
   loginThrottle?: Partial<LoginThrottleSettings>
   /** OIDC sign-in (`/oidc`, bearer tokens); unset members: the defaults (on, 30 m access and id tokens, 24 h refresh). */
   oidc?: Partial<OidcSettings>
+  /** Serve the web console at `/console/` (default true). */
+  console?: boolean
   /** The bounded queue of write requests (the real controller's command rate limiter). */
   writeQueue?: Partial<WriteQueueSettings>
   /** A separate plain-HTTP address serving /metrics without a session; absent = /metrics on the listener, admins only. */
@@ -581,6 +585,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     writeQueue,
     oidc: oidcApp,
     rootRoutes: {
+      // the web console: a page and its assets built into the binary (console/console-build.ts)
+      ...(opts.console !== false ? consoleRoutes(CONSOLE) : {}),
       '/.well-known/est/cacerts': cacerts,
       '/edge/client/v1/.well-known/est/cacerts': cacerts,
       '/edge/management/v1/.well-known/est/cacerts': cacerts,

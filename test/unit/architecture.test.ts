@@ -30,7 +30,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   'router-config': ['lib', 'errors', 'pki', 'schemas'], // pki: --check-files parses and verifies certificates and keys
   // a cluster node: the log in etcd, membership, the state digest; config: `edgeplane cluster` reads the cluster: section
   cluster: ['lib', 'errors', 'domain', 'store', 'actors', 'config'],
-  server: ['lib', 'errors', 'domain', 'pki', 'auth', 'store', 'actors', 'flows', 'http', 'config', 'version', 'schemas', 'cluster'],
+  console: [], // the web console: the browser app (src/console/app) and its build; on nothing of the server's
+  server: ['lib', 'errors', 'domain', 'pki', 'auth', 'store', 'actors', 'flows', 'http', 'config', 'version', 'schemas', 'cluster', 'console'],
   operate: ['lib', 'pki', 'store', 'version', 'domain', 'flows'], // backup, restore, status: offline on a data directory, or a client; restore runs the integrity check's record checks
   cli: ['lib', 'config'],
   main: ['lib', 'config', 'server', 'version', 'router-config', 'operate', 'cli', 'cluster'],

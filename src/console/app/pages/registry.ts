@@ -1,0 +1,16 @@
+/**
+ * Every page of the console: its route (hash path, `:name` parameters), its title in the navigation (absent: not in
+ * the navigation, e.g. a detail page), and its component. Pages register here and nowhere else.
+ */
+import type { FunctionComponent } from 'preact'
+import { OverviewPage } from './overview.tsx'
+
+export interface PageDef {
+  route: string
+  nav?: string
+  component: FunctionComponent<{ params: Record<string, string> }>
+}
+
+export const PAGES: PageDef[] = [
+  { route: '/', nav: 'Overview', component: OverviewPage },
+]

@@ -1,0 +1,76 @@
+// A real browser for the console's end-to-end tests: Debian's chromium (installed by .ci/run), driven headless by
+// puppeteer-core (no browser download). Tests start the real server (startTestServer) over HTTPS; the browser trusts
+// nothing but is told to accept the test's self-signed certificate. Screenshots go to test/screenshots/console/, which
+// the README links to.
+import { existsSync, mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import puppeteer, { type Browser, type Page } from 'puppeteer-core'
+
+export const SCREENSHOTS = join(import.meta.dir, '..', 'screenshots', 'console')
+
+const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome']
+
+/** The system's chromium, or undefined (then the browser tests skip, naming why; CI installs it). */
+export function chromiumPath(): string | undefined {
+  return process.env.EDGEPLANE_CHROMIUM ?? CANDIDATES.find((p) => existsSync(p))
+}
+
+export async function launchBrowser(): Promise<Browser> {
+  const executablePath = chromiumPath()
+  if (!executablePath) throw new Error('no chromium: apt-get install chromium (or set EDGEPLANE_CHROMIUM)')
+  return puppeteer.launch({
+    executablePath,
+    headless: true,
+    acceptInsecureCerts: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run', '--no-default-browser-check'],
+  })
+}
+
+/** A new page that records console errors and CSP violations (a test asserts there are none). */
+export async function newPage(browser: Browser): Promise<{ page: Page; problems: string[] }> {
+  const page = await browser.newPage()
+  await page.setViewport({ width: 1280, height: 860 })
+  const problems: string[] = []
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(m.text())
+  })
+  page.on('pageerror', (e) => problems.push(String(e)))
+  return { page, problems }
+}
+
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(SCREENSHOTS, { recursive: true })
+  const path = join(SCREENSHOTS, `${name}.png`)
+  await page.screenshot({ path: path as `${string}.png`, fullPage: true })
+  return path
+}
+
+/** The input, textarea or select of the field whose label text is `label` (ui/common.tsx Field, or any <label>). */
+export function fieldSelector(label: string): string {
+  const q = label.includes("'") ? `"${label}"` : `'${label}'`
+  return `xpath/.//label[normalize-space(span)=${q} or normalize-space(text())=${q}]//*[self::input or self::textarea or self::select]`
+}
+
+/** Replaces the text of the field labelled `label` with `value`, typing it as a user would. */
+export async function fill(page: Page, label: string, value: string): Promise<void> {
+  const handle = await page.waitForSelector(fieldSelector(label))
+  await handle!.click({ count: 3 })
+  await page.keyboard.press('Backspace')
+  await handle!.type(value)
+}
+
+/** A button (or a link styled as one) whose text is `name`. */
+export function buttonSelector(name: string): string {
+  const q = name.includes("'") ? `"${name}"` : `'${name}'`
+  return `xpath/.//*[self::button or self::a][normalize-space()=${q}]`
+}
+
+export async function clickButton(page: Page, name: string): Promise<void> {
+  const b = await page.waitForSelector(buttonSelector(name))
+  await b!.click()
+}
+
+/** Waits until the page's text includes `text`. */
+export async function waitForText(page: Page, text: string, timeout = 10_000): Promise<void> {
+  await page.waitForFunction((t) => document.body.innerText.includes(t), { timeout }, text)
+}
