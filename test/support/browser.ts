@@ -72,5 +72,6 @@ export async function clickButton(page: Page, name: string): Promise<void> {
 
 /** Waits until the page's text includes `text`. */
 export async function waitForText(page: Page, text: string, timeout = 10_000): Promise<void> {
-  await page.waitForFunction((t) => document.body.innerText.includes(t), { timeout }, text)
+  // runs in the page (the test's own types know no DOM)
+  await page.waitForFunction((t: string) => (globalThis as any).document.body.innerText.includes(t), { timeout }, text)
 }
