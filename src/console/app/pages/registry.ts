@@ -4,6 +4,9 @@
  */
 import type { FunctionComponent } from 'preact'
 import { OverviewPage } from './overview.tsx'
+import { ServicesPage } from './services.tsx'
+import { ConfigsPage } from './configs.tsx'
+import { EdgeRouterPoliciesPage, ServiceEdgeRouterPoliciesPage, ServicePoliciesPage } from './policies.tsx'
 
 export interface PageDef {
   route: string
@@ -13,4 +16,9 @@ export interface PageDef {
 
 export const PAGES: PageDef[] = [
   { route: '/', nav: 'Overview', component: OverviewPage },
+  { route: '/services', nav: 'Services', component: ServicesPage },
+  { route: '/configs', nav: 'Configs', component: ConfigsPage },
+  { route: '/service-policies', nav: 'Service policies', component: ServicePoliciesPage },
+  { route: '/edge-router-policies', nav: 'Edge router policies', component: EdgeRouterPoliciesPage },
+  { route: '/service-edge-router-policies', nav: 'Service edge router policies', component: ServiceEdgeRouterPoliciesPage },
 ]

@@ -1,0 +1,126 @@
+/**
+ * A page for one Management API collection: its list (EntityList), a create/edit form, and delete behind a
+ * confirmation that names the entity and what goes with it. The form owns what it shows after a save (an edge router
+ * shows its enrollment JWT, a CA its verification steps) and calls `onDone` to return to the list.
+ */
+import type { ComponentChildren, FunctionComponent } from 'preact'
+import { useState } from 'preact/hooks'
+import { ApiFailure, del } from '../api.ts'
+import { ErrorLine, Page, useAction } from './common.tsx'
+import { EntityList, type Column } from './list.tsx'
+
+export interface FormProps<T> {
+  /** The entity to edit; absent: a new one. */
+  entity?: T
+  onDone: () => void
+}
+
+export function CrudPage<T extends { id: string; name?: string }>(props: {
+  title: string
+  /** The collection's path, e.g. `/services`. */
+  path: string
+  /** "service", for "New service" and the delete confirmation. */
+  noun: string
+  columns: Column<T>[]
+  form: FunctionComponent<FormProps<T>>
+  /** What is removed with the entity, or what stays (named in the delete confirmation). */
+  deleteNote?: string
+  intro?: ComponentChildren
+}) {
+  const [editing, setEditing] = useState<T | 'new' | undefined>(undefined)
+  const [deleting, setDeleting] = useState<T | undefined>(undefined)
+  const [version, setVersion] = useState(0)
+  const remove = useAction(async (row: T) => {
+    await del(`${props.path}/${encodeURIComponent(row.id)}`)
+    setDeleting(undefined)
+    setVersion((v) => v + 1)
+  })
+  const Form = props.form
+  if (editing !== undefined) {
+    const done = () => {
+      setEditing(undefined)
+      setVersion((v) => v + 1)
+    }
+    return (
+      <Page title={editing === 'new' ? `New ${props.noun}` : `Edit ${props.noun} ${editing.name ?? editing.id}`}>
+        <Form entity={editing === 'new' ? undefined : editing} onDone={done} />
+      </Page>
+    )
+  }
+  const columns: Column<T>[] = [
+    ...props.columns,
+    {
+      key: '_actions',
+      label: 'Actions',
+      render: (row) => (
+        <span class="row-actions">
+          <button type="button" aria-label={`Edit ${row.name ?? row.id}`} onClick={() => setEditing(row)}>
+            Edit
+          </button>
+          <button type="button" class="danger" aria-label={`Delete ${row.name ?? row.id}`} onClick={() => (remove.setError(undefined), setDeleting(row))}>
+            Delete
+          </button>
+        </span>
+      ),
+    },
+  ]
+  return (
+    <Page
+      title={props.title}
+      actions={
+        <button type="button" class="primary" onClick={() => setEditing('new')}>
+          New {props.noun}
+        </button>
+      }
+    >
+      {props.intro}
+      {deleting && (
+        <div class="card confirm" role="alertdialog" aria-labelledby="confirm-title">
+          <p id="confirm-title">
+            Delete {props.noun} <strong>{deleting.name ?? deleting.id}</strong>?
+          </p>
+          {props.deleteNote && <p>{props.deleteNote}</p>}
+          <div class="buttons">
+            <button type="button" class="danger" disabled={remove.busy} onClick={() => void remove.run(deleting)}>
+              Delete {deleting.name ?? deleting.id}
+            </button>
+            <button type="button" onClick={() => setDeleting(undefined)}>
+              Cancel
+            </button>
+          </div>
+          <ErrorLine error={remove.error} />
+        </div>
+      )}
+      <EntityList<T> path={props.path} label={props.title} columns={columns} version={version} onOpen={(row) => setEditing(row)} />
+    </Page>
+  )
+}
+
+/** The API's refusal when it names `field` (its `cause.field`), to show at that field. */
+export function serverFieldError(error: unknown, field: string): string | undefined {
+  if (!(error instanceof ApiFailure) || error.error.cause?.field !== field) return undefined
+  return error.error.cause.reason ?? error.error.message
+}
+
+/** The API's refusal unless it names one of `fields` (those are shown at the field). */
+export function otherError(error: unknown, fields: string[]): unknown {
+  if (error instanceof ApiFailure && fields.includes(String(error.error.cause?.field))) return undefined
+  return error
+}
+
+/** Form buttons: save (submit) and cancel. */
+export function FormButtons(props: { busy: boolean; onCancel: () => void; save?: string }) {
+  return (
+    <div class="buttons">
+      <button type="submit" disabled={props.busy}>
+        {props.save ?? 'Save'}
+      </button>
+      <button type="button" onClick={props.onCancel}>
+        Cancel
+      </button>
+    </div>
+  )
+}
+
+export const yesNo = (b: unknown) => (b ? 'yes' : 'no')
+export const listOf = (a: unknown) => (Array.isArray(a) ? a.join(', ') : '')

@@ -1,0 +1,176 @@
+// The console's services, configs and policies pages in a real browser against a real controller over HTTPS: a
+// service, a config whose data is checked against its config type's schema (the error shown at the field, then fixed),
+// a Dial service policy and a service edge router policy made through the forms and read back over the API.
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import type { Browser, Page } from 'puppeteer-core'
+import { ADMIN, startTestServer, type TestServer } from '../support/harness.ts'
+import { buttonSelector, chromiumPath, clickButton, fieldSelector, fill, launchBrowser, newPage, screenshot, waitForText } from '../support/browser.ts'
+
+let srv: TestServer
+let browser: Browser
+
+const SCHEMA = {
+  $schema: 'http://json-schema.org/draft-07/schema#',
+  type: 'object',
+  required: ['hostname', 'port'],
+  additionalProperties: false,
+  properties: {
+    hostname: { type: 'string', minLength: 1, description: 'where the database listens' },
+    port: { type: 'integer', minimum: 1, maximum: 65535 },
+    protocol: { enum: ['tcp', 'udp'] },
+    tags: { type: 'array', items: { type: 'string' } },
+  },
+}
+
+beforeAll(async () => {
+  srv = await startTestServer()
+  if (chromiumPath()) browser = await launchBrowser()
+}, 60_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await srv?.stop()
+})
+
+async function signIn(page: Page): Promise<void> {
+  await page.goto(`${srv.url}/console/`)
+  await fill(page, 'Username', ADMIN.username)
+  await fill(page, 'Password', ADMIN.password)
+  await clickButton(page, 'Sign in')
+  await waitForText(page, 'Overview')
+}
+
+/** Opens a page from the navigation. */
+async function open(page: Page, nav: string): Promise<void> {
+  const link = await page.waitForSelector(`xpath/.//nav[@aria-label='console']//a[normalize-space()='${nav}']`)
+  await link!.click()
+  await page.waitForSelector(`xpath/.//h1[normalize-space()='${nav}']`)
+}
+
+/** The text of the field error shown inside the field labelled `label`. */
+async function errorAt(page: Page, label: string): Promise<string> {
+  const h = await page.waitForSelector(`xpath/.//label[normalize-space(span)='${label}']//small[contains(@class,'field-error')]`)
+  return (await h!.evaluate((n) => n.textContent)) ?? ''
+}
+
+/** Chooses the config type once the list of types has loaded. */
+async function chooseType(page: Page, typeId: string): Promise<void> {
+  await page.waitForSelector(`xpath/.//option[@value='${typeId}']`)
+  await (await page.waitForSelector(fieldSelector('Config type')))!.select(typeId)
+}
+
+async function one(path: string, name: string): Promise<any> {
+  const res = await srv.mgmt.get(`${path}?filter=${encodeURIComponent(`name = "${name}"`)}`)
+  expect(res.status).toBe(200)
+  expect(res.body.data.length).toBe(1)
+  return res.body.data[0]
+}
+
+describe.skipIf(!chromiumPath())('the console: services, configs and policies', () => {
+  it('creates a service, a schema-checked config, a Dial policy and a service edge router policy through the forms', async () => {
+    const typeId = await srv.create('/config-types', { name: 'db-endpoint.v1', schema: SCHEMA })
+    await srv.create('/identities', { name: 'alice-laptop', type: 'Device', isAdmin: false, roleAttributes: ['sales'] })
+    await srv.create('/edge-routers', { name: 'er-public', roleAttributes: ['public'] })
+    const { page, problems } = await newPage(browser)
+    await signIn(page)
+
+    // a service
+    await open(page, 'Services')
+    await clickButton(page, 'New service')
+    await fill(page, 'Name', 'db-service')
+    await fill(page, 'Role attributes', 'databases, internal')
+    await screenshot(page, '30-service-form')
+    await clickButton(page, 'Save')
+    await page.waitForSelector(`xpath/.//table//a[normalize-space()='db-service']`)
+    const svc = await one('/services', 'db-service')
+    expect(svc.roleAttributes.sort()).toEqual(['databases', 'internal'])
+    expect(svc.encryptionRequired).toBe(true)
+
+    // a config: the schema's error at the field first (nothing sent), then fixed
+    await open(page, 'Configs')
+    await clickButton(page, 'New config')
+    await fill(page, 'Name', 'db-config')
+    await chooseType(page, typeId)
+    await fill(page, 'hostname', 'db.internal')
+    await fill(page, 'port', '99999')
+    await fill(page, 'tags', 'prod, eu')
+    await clickButton(page, 'Save')
+    expect(await errorAt(page, 'port')).toContain('65535')
+    await screenshot(page, '31-config-schema-error')
+    expect((await srv.mgmt.get('/configs')).body.data.length).toBe(0)
+    await fill(page, 'port', '5432')
+    await page.waitForFunction(() => !(globalThis as any).document.querySelector('.field-error'))
+    await clickButton(page, 'Save')
+    await page.waitForSelector(`xpath/.//table//a[normalize-space()='db-config']`)
+    await screenshot(page, '32-configs-list')
+    const cfg = await one('/configs', 'db-config')
+    expect(cfg.data).toEqual({ hostname: 'db.internal', port: 5432, tags: ['prod', 'eu'] })
+
+    // the API's own refusal at the field: a second config of the same name (the browser logs the 400 as an error)
+    expect(problems).toEqual([])
+    await clickButton(page, 'New config')
+    await fill(page, 'Name', 'db-config')
+    await chooseType(page, typeId)
+    await fill(page, 'hostname', 'other')
+    await fill(page, 'port', '1')
+    await clickButton(page, 'Save')
+    expect(await errorAt(page, 'Name')).not.toBe('')
+    expect(problems.splice(0)).toEqual([expect.stringContaining('status of 400')])
+    await clickButton(page, 'Cancel')
+
+    // the config attached on the service's form
+    await open(page, 'Services')
+    await clickButton(page, 'db-service')
+    const box = await page.waitForSelector(`xpath/.//fieldset[legend='Configs']//label[contains(normalize-space(),'db-config')]/input`)
+    await box!.click()
+    await clickButton(page, 'Save')
+    await page.waitForSelector(`xpath/.//table//a[normalize-space()='db-service']`)
+    await screenshot(page, '33-services-list')
+    expect((await one('/services', 'db-service')).configs).toEqual([cfg.id])
+
+    // a Dial service policy: #sales from the attributes in use, the service by @name
+    await open(page, 'Service policies')
+    await clickButton(page, 'New service policy')
+    await fill(page, 'Name', 'dial-db')
+    await clickButton(page, '#sales')
+    await fill(page, 'Service roles', '@db-ser')
+    await clickButton(page, '@db-service')
+    await page.waitForSelector(`xpath/.//ul[contains(@class,'chips')]//span[normalize-space()='@db-service']`)
+    await screenshot(page, '34-service-policy-form')
+    await clickButton(page, 'Save')
+    await page.waitForSelector(`xpath/.//table//a[normalize-space()='dial-db']`)
+    await screenshot(page, '35-service-policies-list')
+    const sp = await one('/service-policies', 'dial-db')
+    expect(sp.type).toBe('Dial')
+    expect(sp.semantic).toBe('AnyOf')
+    expect(sp.identityRoles).toEqual(['#sales'])
+    expect(sp.serviceRoles).toEqual([`@${svc.id}`])
+    const access = await srv.mgmt.get(`/services/${svc.id}/identities`)
+    expect(access.body.data.map((i: any) => i.name)).toEqual(['alice-laptop'])
+
+    // a service edge router policy (a router policy), roles typed
+    await open(page, 'Service edge router policies')
+    await clickButton(page, 'New service edge router policy')
+    await fill(page, 'Name', 'db-routers')
+    await fill(page, 'Service roles', '#databases')
+    await page.keyboard.press('Enter')
+    await fill(page, 'Edge router roles', '#public')
+    await clickButton(page, 'Save')
+    await page.waitForSelector(`xpath/.//table//a[normalize-space()='db-routers']`)
+    const serp = await one('/service-edge-router-policies', 'db-routers')
+    expect(serp.serviceRoles).toEqual(['#databases'])
+    expect(serp.edgeRouterRoles).toEqual(['#public'])
+    expect(serp.semantic).toBe('AnyOf')
+
+    // delete asks first, naming the policy
+    await clickButton(page, 'Delete')
+    await waitForText(page, 'Delete service edge router policy db-routers?')
+    await screenshot(page, '36-delete-confirmation')
+    await clickButton(page, 'Delete db-routers')
+    await page.waitForSelector(`xpath/.//table//a[normalize-space()='db-routers']`, { hidden: true })
+    expect((await srv.mgmt.get('/service-edge-router-policies')).body.data.map((p: any) => p.name)).not.toContain('db-routers')
+
+    expect(problems).toEqual([])
+    await page.close()
+  }, 120_000)
+})
