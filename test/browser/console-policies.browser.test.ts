@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import type { Browser, Page } from 'puppeteer-core'
 import { ADMIN, startTestServer, type TestServer } from '../support/harness.ts'
+import { makeClientCert, makeTestCa } from '../support/pki.ts'
 import { buttonSelector, chromiumPath, clickButton, fieldSelector, fill, launchBrowser, newPage, screenshot, waitForText } from '../support/browser.ts'
 
 let srv: TestServer
@@ -51,6 +52,15 @@ async function open(page: Page, nav: string): Promise<void> {
 async function errorAt(page: Page, label: string): Promise<string> {
   const h = await page.waitForSelector(`xpath/.//label[normalize-space(span)='${label}']//small[contains(@class,'field-error')]`)
   return (await h!.evaluate((n) => n.textContent)) ?? ''
+}
+
+/** Puts `text` into the field labelled `label` at once (a PEM is long to type), as an input event. */
+async function pasteInto(page: Page, label: string, text: string): Promise<void> {
+  const h = await page.waitForSelector(fieldSelector(label))
+  await h!.evaluate((n: any, t: string) => {
+    n.value = t
+    n.dispatchEvent(new (n.ownerDocument.defaultView.Event)('input', { bubbles: true }))
+  }, text)
 }
 
 /** Chooses the config type once the list of types has loaded. */
@@ -169,6 +179,106 @@ describe.skipIf(!chromiumPath())('the console: services, configs and policies', 
     await clickButton(page, 'Delete db-routers')
     await page.waitForSelector(`xpath/.//table//a[normalize-space()='db-routers']`, { hidden: true })
     expect((await srv.mgmt.get('/service-edge-router-policies')).body.data.map((p: any) => p.name)).not.toContain('db-routers')
+
+    expect(problems).toEqual([])
+    await page.close()
+  }, 120_000)
+
+  it('shows a new edge router\'s enrollment JWT and re-enrolls it, makes posture checks and auth policies, and verifies a CA', async () => {
+    const { page, problems } = await newPage(browser)
+    await signIn(page)
+
+    // an edge router: its enrollment JWT on the page is the one the API holds; re-enroll makes a new one
+    await open(page, 'Edge routers')
+    await clickButton(page, 'New edge router')
+    await fill(page, 'Name', 'er-branch')
+    await fill(page, 'Role attributes', 'branch')
+    await screenshot(page, '37-edge-router-form')
+    await clickButton(page, 'Create and show the enrollment JWT')
+    const pre = await page.waitForSelector('pre.jwt')
+    const shown = ((await pre!.evaluate((n) => n.textContent)) ?? '').trim()
+    await screenshot(page, '38-edge-router-enrollment-jwt')
+    const er = await one('/edge-routers', 'er-branch')
+    const detail = (await srv.mgmt.get(`/edge-routers/${er.id}`)).body.data
+    expect(shown).toBe(detail.enrollmentJwt)
+    expect(detail.roleAttributes).toEqual(['branch'])
+    await clickButton(page, 'Done')
+    await clickButton(page, 'er-branch')
+    await clickButton(page, 'Re-enroll')
+    await clickButton(page, 'Re-enroll now')
+    await page.waitForFunction((old: string) => {
+      const n = (globalThis as any).document.querySelector('pre.jwt')
+      return n && n.textContent.trim() !== old
+    }, {}, shown)
+    const again = (await srv.mgmt.get(`/edge-routers/${er.id}`)).body.data.enrollmentJwt
+    expect(again).not.toBe(shown)
+    expect(((await (await page.$('pre.jwt'))!.evaluate((n) => n.textContent)) ?? '').trim()).toBe(again)
+    await clickButton(page, 'Cancel')
+    await page.waitForSelector(`xpath/.//table//a[normalize-space()='er-branch']`)
+    await screenshot(page, '39-edge-routers-list')
+
+    // a posture check (MFA) and an authentication policy
+    await open(page, 'Posture checks')
+    await clickButton(page, 'New posture check')
+    await fill(page, 'Name', 'mfa-5min')
+    await fill(page, 'Role attributes', 'mfa')
+    await fill(page, 'Timeout (seconds)', '300')
+    await clickButton(page, 'Save')
+    await page.waitForSelector(`xpath/.//table//a[normalize-space()='mfa-5min']`)
+    const pc = await one('/posture-checks', 'mfa-5min')
+    expect(pc.typeId).toBe('MFA')
+    expect(pc.timeoutSeconds).toBe(300)
+    expect(pc.roleAttributes).toEqual(['mfa'])
+
+    await open(page, 'Authentication policies')
+    await clickButton(page, 'New authentication policy')
+    await fill(page, 'Name', 'strict')
+    await fill(page, 'Minimum password length', '12')
+    await (await page.waitForSelector(`xpath/.//label[contains(normalize-space(),'Require TOTP')]/input`))!.click()
+    await screenshot(page, '40-auth-policy-form')
+    await clickButton(page, 'Save')
+    await page.waitForSelector(`xpath/.//table//a[normalize-space()='strict']`)
+    const ap = await one('/auth-policies', 'strict')
+    expect(ap.primary.updb.minPasswordLength).toBe(12)
+    expect(ap.secondary.requireTotp).toBe(true)
+
+    // a CA: the verification token and the openssl commands, a wrong certificate refused at the field, the right one verifies
+    const ca = await makeTestCa({ commonName: 'branch CA', clock: srv.clock })
+    await open(page, 'Certificate authorities')
+    await clickButton(page, 'New CA')
+    await fill(page, 'Name', 'branch-ca')
+    await pasteInto(page, 'Certificate (PEM)', ca.certPem)
+    await clickButton(page, 'Create')
+    await waitForText(page, 'openssl req -new')
+    const created = await one('/cas', 'branch-ca')
+    const token = (await srv.mgmt.get(`/cas/${created.id}`)).body.data.verificationToken
+    expect(token).toBeTruthy()
+    await waitForText(page, token)
+    const wrong = await makeClientCert({ issuer: ca.signer, commonName: 'not the token', clock: srv.clock })
+    await pasteInto(page, 'Verification certificate (PEM)', wrong.certPem)
+    await clickButton(page, 'Verify')
+    expect(await errorAt(page, 'Verification certificate (PEM)')).toContain('refused by the controller')
+    expect(problems.splice(0)).toEqual([expect.stringContaining('status of 400')])
+    await screenshot(page, '41-ca-verification')
+    const proof = await makeClientCert({ issuer: ca.signer, commonName: token, clock: srv.clock })
+    await pasteInto(page, 'Verification certificate (PEM)', proof.certPem)
+    await clickButton(page, 'Verify')
+    await waitForText(page, 'branch-ca is verified')
+    expect((await srv.mgmt.get(`/cas/${created.id}`)).body.data.isVerified).toBe(true)
+
+    // external JWT signers: the list and the form
+    await open(page, 'External JWT signers')
+    await clickButton(page, 'New external JWT signer')
+    await fill(page, 'Name', 'corp-idp')
+    await fill(page, 'Issuer', 'https://idp.example.com')
+    await fill(page, 'Audience', 'edgeplane')
+    await fill(page, 'JWKS endpoint', 'https://idp.example.com/keys')
+    await clickButton(page, 'Save')
+    await page.waitForSelector(`xpath/.//table//a[normalize-space()='corp-idp']`)
+    const signer = await one('/external-jwt-signers', 'corp-idp')
+    expect(signer.issuer).toBe('https://idp.example.com')
+    expect(signer.jwksEndpoint).toBe('https://idp.example.com/keys')
+    await screenshot(page, '42-external-jwt-signers-list')
 
     expect(problems).toEqual([])
     await page.close()

@@ -41,13 +41,17 @@ export const session = {
   clear: () => sessionStorage.removeItem(TOKEN_KEY),
 }
 
-/** One request to the Management API; answers the parsed JSON (the envelope) or throws ApiFailure. */
-export async function api<T = any>(method: string, path: string, body?: unknown): Promise<T> {
+/**
+ * One request to the Management API; answers the parsed JSON (the envelope) or throws ApiFailure. The body goes as
+ * JSON, or as it is when another `contentType` is given (a CA's verification certificate is text/plain).
+ */
+export async function api<T = any>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<T> {
   const token = session.get()
   const headers: Record<string, string> = { accept: 'application/json' }
   if (token) headers['zt-session'] = token
-  if (body !== undefined) headers['content-type'] = 'application/json'
-  const res = await fetch(`${MGMT}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
+  if (body !== undefined) headers['content-type'] = contentType
+  const payload = body === undefined ? undefined : contentType === 'application/json' ? JSON.stringify(body) : String(body)
+  const res = await fetch(`${MGMT}${path}`, { method, headers, body: payload })
   const text = await res.text()
   let json: any
   try {
@@ -68,6 +72,7 @@ export const post = <T = any>(path: string, body?: unknown) => api<T>('POST', pa
 export const put = <T = any>(path: string, body: unknown) => api<T>('PUT', path, body)
 export const patch = <T = any>(path: string, body: unknown) => api<T>('PATCH', path, body)
 export const del = <T = any>(path: string) => api<T>('DELETE', path)
+export const postText = <T = any>(path: string, text: string) => api<T>('POST', path, text, 'text/plain')
 
 /** A readable line for any error (an ApiFailure names its code and field). */
 export function describeError(e: unknown): string {

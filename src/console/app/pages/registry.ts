@@ -7,6 +7,11 @@ import { OverviewPage } from './overview.tsx'
 import { ServicesPage } from './services.tsx'
 import { ConfigsPage } from './configs.tsx'
 import { EdgeRouterPoliciesPage, ServiceEdgeRouterPoliciesPage, ServicePoliciesPage } from './policies.tsx'
+import { EdgeRoutersPage } from './edge-routers.tsx'
+import { AuthPoliciesPage } from './auth-policies.tsx'
+import { CasPage } from './cas.tsx'
+import { JwtSignersPage } from './jwt-signers.tsx'
+import { PostureChecksPage } from './posture-checks.tsx'
 
 export interface PageDef {
   route: string
@@ -21,4 +26,9 @@ export const PAGES: PageDef[] = [
   { route: '/service-policies', nav: 'Service policies', component: ServicePoliciesPage },
   { route: '/edge-router-policies', nav: 'Edge router policies', component: EdgeRouterPoliciesPage },
   { route: '/service-edge-router-policies', nav: 'Service edge router policies', component: ServiceEdgeRouterPoliciesPage },
+  { route: '/edge-routers', nav: 'Edge routers', component: EdgeRoutersPage },
+  { route: '/posture-checks', nav: 'Posture checks', component: PostureChecksPage },
+  { route: '/auth-policies', nav: 'Authentication policies', component: AuthPoliciesPage },
+  { route: '/cas', nav: 'Certificate authorities', component: CasPage },
+  { route: '/external-jwt-signers', nav: 'External JWT signers', component: JwtSignersPage },
 ]

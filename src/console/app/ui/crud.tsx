@@ -6,7 +6,7 @@
 import type { ComponentChildren, FunctionComponent } from 'preact'
 import { useState } from 'preact/hooks'
 import { ApiFailure, del } from '../api.ts'
-import { ErrorLine, Page, useAction } from './common.tsx'
+import { ErrorLine, Field, Page, useAction } from './common.tsx'
 import { EntityList, type Column } from './list.tsx'
 
 export interface FormProps<T> {
@@ -124,3 +124,53 @@ export function FormButtons(props: { busy: boolean; onCancel: () => void; save?:
 
 export const yesNo = (b: unknown) => (b ? 'yes' : 'no')
 export const listOf = (a: unknown) => (Array.isArray(a) ? a.join(', ') : '')
+
+/** A text input in a Field, with the API's refusal of `field` shown at it. */
+export function TextInput(props: {
+  label: string
+  value: string
+  set: (v: string) => void
+  error?: unknown
+  field?: string
+  hint?: string
+  required?: boolean
+  multiline?: boolean
+  inputMode?: 'numeric' | 'text'
+}) {
+  const err = props.field ? serverFieldError(props.error, props.field) : undefined
+  const onInput = (e: Event) => props.set((e.target as HTMLInputElement).value)
+  return (
+    <Field label={props.label} hint={props.hint} error={err}>
+      {props.multiline ? (
+        <textarea required={props.required} spellcheck={false} aria-invalid={err ? 'true' : undefined} value={props.value} onInput={onInput} />
+      ) : (
+        <input required={props.required} inputMode={props.inputMode} aria-invalid={err ? 'true' : undefined} value={props.value} onInput={onInput} />
+      )}
+    </Field>
+  )
+}
+
+/** A checkbox with its label. */
+export function Check(props: { label: string; checked: boolean; set: (v: boolean) => void }) {
+  return (
+    <label class="check">
+      <input type="checkbox" checked={props.checked} onChange={(e) => props.set((e.target as HTMLInputElement).checked)} /> {props.label}
+    </label>
+  )
+}
+
+/** A select of fixed choices in a Field. */
+export function Choice(props: { label: string; value: string; set: (v: string) => void; options: string[]; hint?: string; error?: unknown; field?: string; disabled?: boolean }) {
+  return (
+    <Field label={props.label} hint={props.hint} error={props.field ? serverFieldError(props.error, props.field) : undefined}>
+      <select disabled={props.disabled} value={props.value} onChange={(e) => props.set((e.target as HTMLSelectElement).value)}>
+        {props.options.map((o) => (
+          <option value={o}>{o}</option>
+        ))}
+      </select>
+    </Field>
+  )
+}
+
+/** A number from a text field: undefined when empty, the text itself when it is not a number (the API refuses it). */
+export const numberOr = (s: string): number | undefined => (s.trim() === '' ? undefined : Number(s))
