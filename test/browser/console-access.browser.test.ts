@@ -2,8 +2,12 @@
 // missing link named; the what-if panel on a role-attribute change), the console's script budget and caching, the
 // setting that turns it off, keyboard-only use, and 200 % zoom.
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { Browser, Page } from 'puppeteer-core'
 import { CONSOLE } from '../../src/console/console-assets.ts'
+import { killChildren, startChild } from '../support/child-controller.ts'
 import { ADMIN, startTestServer, type TestServer } from '../support/harness.ts'
 import { chromiumPath, clickButton, fill, launchBrowser, newPage, screenshot, waitForText } from '../support/browser.ts'
 
@@ -26,6 +30,7 @@ beforeAll(async () => {
 }, 60_000)
 
 afterAll(async () => {
+  killChildren()
   await browser?.close()
   await srv?.stop()
 })
@@ -224,4 +229,25 @@ describe('the console: files', () => {
       await off.stop()
     }
   }, 30_000)
+
+  it('is off in a controller started with --no-console, or with console.enabled false in its config file, and on otherwise', async () => {
+    const base = mkdtempSync(join(tmpdir(), 'edgeplane-console-off-'))
+    try {
+      const status = async (url: string, path: string) => (await fetch(`${url}${path}`, { tls: { rejectUnauthorized: false } } as RequestInit)).status
+      const off = await startChild(join(base, 'off'), 'console-off-pass-1', { args: ['--no-console'] })
+      expect(await status(off.url, '/console/')).toBe(404)
+      off.proc.kill()
+      await off.proc.exited
+      const on = await startChild(join(base, 'on'), 'console-on-pass-1', { config: { console: { enabled: true } } })
+      expect(await status(on.url, '/console/')).toBe(200)
+      on.proc.kill()
+      await on.proc.exited
+      const offByFile = await startChild(join(base, 'file'), 'console-file-pass-1', { config: { console: { enabled: false } } })
+      expect(await status(offByFile.url, '/console/')).toBe(404)
+      offByFile.proc.kill()
+      await offByFile.proc.exited
+    } finally {
+      rmSync(base, { recursive: true, force: true })
+    }
+  }, 60_000)
 })
