@@ -9,6 +9,7 @@
 import type { ComponentChildren } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { get, patch } from '../api.ts'
+import { useRoute } from '../router.ts'
 import { ErrorLine, Field, Page, splitList, useAction } from '../ui/common.tsx'
 import { roleAttributesChange, WhatIf } from '../ui/what-if.tsx'
 
@@ -367,6 +368,7 @@ function RoleAttributes(props: { identity: Ref; onSaved: () => void }) {
 }
 
 export function AccessPage() {
+  const route = useRoute()
   const initial = hashQuery()
   const [identity, setIdentity] = useState<Ref | undefined>(undefined)
   const [target, setTarget] = useState<Target>(initial.get('edgeRouter') ? 'edge-routers' : 'services')
@@ -374,13 +376,22 @@ export function AccessPage() {
   const [answer, setAnswer] = useState<{ service?: ServiceAccess; router?: RouterAccess } | undefined>(undefined)
   const [version, setVersion] = useState(0)
 
-  // a link with ids (#/access?identity=..&service=..): resolve the names, then explain
+  // a link with ids (#/access?identity=..&service=..), also while the page is open: resolve the names, then explain
+  const [linkError, setLinkError] = useState<unknown>(undefined)
   useEffect(() => {
     const iid = initial.get('identity')
-    const oid = initial.get('service') ?? initial.get('edgeRouter')
-    if (iid) get<{ data: Ref }>(`/identities/${encodeURIComponent(iid)}`).then((r) => setIdentity({ id: r.data.id, name: r.data.name }), () => undefined)
-    if (oid) get<{ data: Ref }>(`/${target}/${encodeURIComponent(oid)}`).then((r) => setOther({ id: r.data.id, name: r.data.name }), () => undefined)
-  }, [])
+    const sid = initial.get('service')
+    const rid = initial.get('edgeRouter')
+    const kind: Target = rid ? 'edge-routers' : 'services'
+    const oid = rid ?? sid
+    setLinkError(undefined)
+    if (iid) get<{ data: Ref }>(`/identities/${encodeURIComponent(iid)}`).then((r) => setIdentity({ id: r.data.id, name: r.data.name }), setLinkError)
+    if (oid) {
+      if (kind !== target) setOther(undefined)
+      setTarget(kind)
+      get<{ data: Ref }>(`/${kind}/${encodeURIComponent(oid)}`).then((r) => setOther({ id: r.data.id, name: r.data.name }), setLinkError)
+    }
+  }, [route])
 
   const explain = useAction(async () => {
     if (!identity || !other) return
@@ -412,6 +423,7 @@ export function AccessPage() {
           <Picker key={target} label={target === 'services' ? 'Service' : 'Edge router'} path={`/${target}`} chosen={other} onPick={setOther} />
         </div>
       </div>
+      <ErrorLine error={linkError} />
       <ErrorLine error={explain.error} />
       {explain.busy && <p class="muted">Asking the controller…</p>}
       {answer?.service && <ServiceAnswer a={answer.service} />}

@@ -63,7 +63,7 @@ interface Preview {
   pagination: { limit: number; offset: number; totalCount: number }
 }
 
-type State = { kind: 'idle' } | { kind: 'waiting' } | { kind: 'ready'; preview: Preview } | { kind: 'failed'; error: unknown }
+type State = { kind: 'idle' } | { kind: 'waiting'; last?: Preview } | { kind: 'ready'; preview: Preview } | { kind: 'failed'; error: unknown }
 
 const names = (rows: PreviewRow[], pick: (r: PreviewRow) => Ref) => {
   const seen = new Map<string, string>()
@@ -109,7 +109,8 @@ export function WhatIf(props: WhatIfProps) {
       setState({ kind: 'idle' })
       return
     }
-    setState({ kind: 'waiting' })
+    // the last answer stays up (marked busy) until the new one comes, so the panel does not flicker while typing
+    setState((s) => ({ kind: 'waiting', last: s.kind === 'ready' ? s.preview : s.kind === 'waiting' ? s.last : undefined }))
     const timer = setTimeout(() => {
       post<{ data: Preview }>(`/policy-previews?limit=${limit}`, JSON.parse(key)).then(
         (r) => n === asked.current && setState({ kind: 'ready', preview: r.data }),
@@ -125,6 +126,11 @@ export function WhatIf(props: WhatIfProps) {
       <h2>{title}</h2>
       {state.kind === 'idle' && <p class="muted">Change the form to see who would gain or lose access.</p>}
       {state.kind === 'waiting' && <p class="muted">Working out what this change would do…</p>}
+      {state.kind === 'waiting' && state.last && (
+        <div class="stale">
+          <Outcome preview={state.last} />
+        </div>
+      )}
       {state.kind === 'failed' && (
         <>
           <p>The controller would refuse this change:</p>
