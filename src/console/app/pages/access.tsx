@@ -132,7 +132,7 @@ function Fixes({ fixes, title }: { fixes: Fix[]; title: string }) {
   if (fixes.length === 0) return null
   return (
     <div>
-      <h4>{title}</h4>
+      <h3>{title}</h3>
       <ul aria-label={title}>
         {fixes.map((f) => (
           <li>{f.description}</li>
@@ -160,10 +160,10 @@ function PermissionChain({ a, type }: { a: ServiceAccess; type: 'Dial' | 'Bind' 
           : `no edge router is both identity ${a.identity.name}'s and service ${a.service.name}'s`
   const verdict = p.allowed && !routerMissing ? 'can' : p.allowed ? 'may but has no edge router to' : 'cannot'
   return (
-    <div class="card">
-      <h3>
+    <div class="card answer">
+      <h2>
         {type}: {a.identity.name} {verdict} {type === 'Dial' ? 'dial' : 'bind (host)'} {a.service.name}
-      </h3>
+      </h2>
       <ol class="chain" aria-label={`${type} access chain`}>
         <Link kind="identity">
           <a href={href('identities', a.identity.id)}>{a.identity.name}</a>
@@ -260,8 +260,8 @@ function ServiceAnswer({ a }: { a: ServiceAccess }) {
     <section aria-label="answer">
       <PermissionChain a={a} type="Dial" />
       <PermissionChain a={a} type="Bind" />
-      <div class="card">
-        <h3>Edge routers</h3>
+      <div class="card answer">
+        <h2>Edge routers</h2>
         <dl class="facts">
           <dt>Identity's edge router policies</dt>
           <dd>{refs('edge-router-policies', r.identityEdgeRouterPolicies)}</dd>
@@ -282,10 +282,10 @@ function RouterAnswer({ a }: { a: RouterAccess }) {
   const granting = a.policies.filter((v) => v.matches)
   const missing = granting.length === 0 ? `no edge router policy names identity ${a.identity.name} and edge router ${a.edgeRouter.name}` : undefined
   return (
-    <section aria-label="answer" class="card">
-      <h3>
+    <section aria-label="answer" class="card answer">
+      <h2>
         {a.identity.name} {a.allowed ? 'can' : 'cannot'} use edge router {a.edgeRouter.name}
-      </h3>
+      </h2>
       <ol class="chain" aria-label="edge router access chain">
         <Link kind="identity">
           <a href={href('identities', a.identity.id)}>{a.identity.name}</a>
@@ -350,7 +350,7 @@ function RoleAttributes(props: { identity: Ref; onSaved: () => void }) {
     props.onSaved()
   })
   return (
-    <div class="card">
+    <div class="card answer">
       <h2>What if {props.identity.name} had these role attributes</h2>
       <ErrorLine error={loadError} />
       <form onSubmit={(e) => (e.preventDefault(), void save.run())} aria-label="role attributes">
