@@ -12,6 +12,7 @@ import { AuthPoliciesPage } from './auth-policies.tsx'
 import { CasPage } from './cas.tsx'
 import { JwtSignersPage } from './jwt-signers.tsx'
 import { PostureChecksPage } from './posture-checks.tsx'
+import { AccessPage } from './access.tsx'
 
 export interface PageDef {
   route: string
@@ -31,4 +32,5 @@ export const PAGES: PageDef[] = [
   { route: '/auth-policies', nav: 'Authentication policies', component: AuthPoliciesPage },
   { route: '/cas', nav: 'Certificate authorities', component: CasPage },
   { route: '/external-jwt-signers', nav: 'External JWT signers', component: JwtSignersPage },
+  { route: '/access', nav: 'Access', component: AccessPage },
 ]
