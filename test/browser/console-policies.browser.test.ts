@@ -146,6 +146,9 @@ describe.skipIf(!chromiumPath())('the console: services, configs and policies', 
     await fill(page, 'Service roles', '@db-ser')
     await clickButton(page, '@db-service')
     await page.waitForSelector(`xpath/.//ul[contains(@class,'chips')]//span[normalize-space()='@db-service']`)
+    // the what-if panel: the policy would let alice-laptop (#sales) dial the service, before it is saved
+    await waitForText(page, 'alice-laptop could Dial db-service')
+    expect((await srv.mgmt.get('/service-policies')).body.data).toEqual([])
     await screenshot(page, '34-service-policy-form')
     await clickButton(page, 'Save')
     await page.waitForSelector(`xpath/.//table//a[normalize-space()='dial-db']`)

@@ -5,6 +5,7 @@
 import { useEffect, useState } from 'preact/hooks'
 import { get, patch, post } from '../api.ts'
 import { ErrorLine, splitList, useAction } from '../ui/common.tsx'
+import { WhatIf } from '../ui/what-if.tsx'
 import { Check, CrudPage, FormButtons, listOf, numberOr, otherError, TextInput, yesNo, type FormProps } from '../ui/crud.tsx'
 
 interface EdgeRouter {
@@ -90,6 +91,13 @@ function EdgeRouterForm(props: FormProps<EdgeRouter>) {
   const enrollment = entity?.enrollmentJwt ? (
     <JwtPanel title="Enrollment JWT" jwt={entity.enrollmentJwt} fileName={`${entity.name}.jwt`} expiresAt={entity.enrollmentExpiresAt} />
   ) : null
+  const roleAttributes = splitList(attrs)
+  const change =
+    entity || roleAttributes.length > 0
+      ? entity
+        ? { operation: 'patch' as const, entityType: 'edge-routers' as const, id: entity.id, body: { roleAttributes } }
+        : { operation: 'create' as const, entityType: 'edge-routers' as const, body: { name: name || 'new edge router', roleAttributes } }
+      : null
   if (created && entity)
     return (
       <div>
@@ -110,6 +118,7 @@ function EdgeRouterForm(props: FormProps<EdgeRouter>) {
         <TextInput label="Cost" value={cost} set={setCost} error={save.error} field="cost" inputMode="numeric" hint="0 to 65535; lower is preferred" />
         <Check label="Tunneler enabled" checked={tunneler} set={setTunneler} />
         <Check label="Disabled" checked={disabled} set={setDisabled} />
+        <WhatIf change={change} title="What if (role attributes)" />
         <FormButtons busy={save.busy} onCancel={props.onDone} save={entity ? 'Save' : 'Create and show the enrollment JWT'} />
         <ErrorLine error={otherError(save.error, ['name', 'roleAttributes', 'cost'])} />
       </form>

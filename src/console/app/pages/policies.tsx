@@ -7,6 +7,7 @@ import { patch, post } from '../api.ts'
 import { ErrorLine, Field, useAction } from '../ui/common.tsx'
 import { CrudPage, FormButtons, listOf, otherError, serverFieldError, type FormProps } from '../ui/crud.tsx'
 import { RolePicker, type RoleDisplay, type RoleKind } from '../ui/roles.tsx'
+import { WhatIf, type PreviewEntityType } from '../ui/what-if.tsx'
 
 type RoleField = 'identityRoles' | 'serviceRoles' | 'edgeRouterRoles' | 'postureCheckRoles'
 
@@ -60,8 +61,16 @@ function policyForm(kind: PolicyKind) {
     const [name, setName] = useState(e?.name ?? '')
     const [type, setType] = useState(e?.type ?? 'Dial')
     const [semantic, setSemantic] = useState(e?.semantic ?? 'AnyOf')
-    const [roles, setRoles] = useState<Record<string, string[]>>(Object.fromEntries(kind.roles.map((r) => [r.field, (e?.[r.field] as string[]) ?? []])))
+    const initial = Object.fromEntries(kind.roles.map((r) => [r.field, (e?.[r.field] as string[]) ?? []]))
+    const [roles, setRoles] = useState<Record<string, string[]>>(initial)
+    // the roles added as chips (not what is still being typed): what the what-if panel previews
+    const [added, setAdded] = useState<Record<string, string[]>>(initial)
     const body = () => ({ name, semantic, ...(kind.dialBind ? { type } : {}), ...roles })
+    const previewed = { name: name || `new ${kind.noun}`, semantic, ...(kind.dialBind ? { type } : {}), ...added }
+    const change =
+      e || Object.values(added).some((r) => r.length > 0)
+        ? { operation: e ? ('patch' as const) : ('create' as const), entityType: kind.path.slice(1) as PreviewEntityType, id: e?.id, body: previewed }
+        : null
     const save = useAction(async () => {
       if (e) await patch(`${kind.path}/${encodeURIComponent(e.id)}`, body())
       else await post(kind.path, body())
@@ -94,7 +103,7 @@ function policyForm(kind: PolicyKind) {
               kind={r.kind}
               value={roles[r.field]}
               display={(e?.[`${r.field}Display`] as RoleDisplay[] | undefined) ?? []}
-              onChange={(v) => setRoles((cur) => ({ ...cur, [r.field]: v }))}
+              onChange={(v, chips) => (setRoles((cur) => ({ ...cur, [r.field]: v })), setAdded((cur) => ({ ...cur, [r.field]: chips })))}
             />
             {serverFieldError(save.error, r.field) && (
               <p class="field-error" role="alert">
@@ -103,7 +112,7 @@ function policyForm(kind: PolicyKind) {
             )}
           </div>
         ))}
-        {/* WHAT-IF SLOT (issue 24): the what-if panel of branch i24-access (ui/what-if.tsx) goes here, fed by body() */}
+        <WhatIf change={change} />
         <FormButtons busy={save.busy} onCancel={props.onDone} />
         <ErrorLine error={otherError(save.error, fields)} />
       </form>

@@ -2,6 +2,7 @@
 import { useEffect, useState } from 'preact/hooks'
 import { get, patch, post } from '../api.ts'
 import { ErrorLine, Field, splitList, useAction } from '../ui/common.tsx'
+import { WhatIf } from '../ui/what-if.tsx'
 import { CrudPage, FormButtons, listOf, otherError, serverFieldError, yesNo, type FormProps } from '../ui/crud.tsx'
 
 export interface Service {
@@ -40,6 +41,13 @@ function ServiceForm(props: FormProps<Service>) {
     else await post('/services', body)
     props.onDone()
   })
+  const roleAttributes = splitList(attrs)
+  const change =
+    e || roleAttributes.length > 0
+      ? e
+        ? { operation: 'patch' as const, entityType: 'services' as const, id: e.id, body: { roleAttributes } }
+        : { operation: 'create' as const, entityType: 'services' as const, body: { name: name || 'new service', encryptionRequired: encrypted, roleAttributes } }
+      : null
   return (
     <form onSubmit={(ev) => (ev.preventDefault(), void save.run())} aria-label="service">
       <Field label="Name" error={serverFieldError(save.error, 'name')}>
@@ -74,6 +82,7 @@ function ServiceForm(props: FormProps<Service>) {
           </label>
         ))}
       </fieldset>
+      <WhatIf change={change} title="What if (role attributes)" />
       <FormButtons busy={save.busy} onCancel={props.onDone} />
       <ErrorLine error={otherError(save.error, FIELDS)} />
     </form>

@@ -28,7 +28,8 @@ export function RolePicker(props: {
   value: string[]
   /** Names of `@id` roles (a policy's `identityRolesDisplay` etc.). */
   display?: RoleDisplay[]
-  onChange: (roles: string[]) => void
+  /** Every role, what is typed but not yet added included (for saving), and the added ones alone (for a preview). */
+  onChange: (roles: string[], added: string[]) => void
 }) {
   const [chips, setChips] = useState<string[]>(props.value)
   const [text, setText] = useState('')
@@ -62,7 +63,7 @@ export function RolePicker(props: {
   const update = (next: string[], pending: string) => {
     setChips(next)
     setText(pending)
-    props.onChange([...new Set([...next, ...splitList(pending).map(resolve)])])
+    props.onChange([...new Set([...next, ...splitList(pending).map(resolve)])], next)
   }
   const add = (role: string, label?: string) => {
     if (label) setNames((n) => ({ ...n, [role]: label }))
