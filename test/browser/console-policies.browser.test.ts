@@ -131,6 +131,8 @@ describe.skipIf(!chromiumPath())('the console: services, configs and policies', 
     // the config attached on the service's form
     await open(page, 'Services')
     await clickButton(page, 'db-service')
+    await page.waitForSelector(`xpath/.//h1[normalize-space()='Edit service db-service']`)
+    expect(page.url()).toEndWith(`#/services/${svc.id}`)
     const box = await page.waitForSelector(`xpath/.//fieldset[legend='Configs']//label[contains(normalize-space(),'db-config')]/input`)
     await box!.click()
     await clickButton(page, 'Save')

@@ -100,9 +100,10 @@ function AuthPolicyForm(props: FormProps<AuthPolicy>) {
   )
 }
 
-export function AuthPoliciesPage() {
+export function AuthPoliciesPage(props: { params: Record<string, string> }) {
   return (
     <CrudPage<AuthPolicy>
+      openId={props.params.id}
       title="Authentication policies"
       path="/auth-policies"
       noun="authentication policy"

@@ -113,9 +113,10 @@ function CaForm(props: FormProps<Ca>) {
   )
 }
 
-export function CasPage() {
+export function CasPage(props: { params: Record<string, string> }) {
   return (
     <CrudPage<Ca>
+      openId={props.params.id}
       title="Certificate authorities"
       path="/cas"
       noun="CA"

@@ -70,9 +70,10 @@ function ConfigForm(props: FormProps<Config>) {
   )
 }
 
-export function ConfigsPage() {
+export function ConfigsPage(props: { params: Record<string, string> }) {
   return (
     <CrudPage<Config>
+      openId={props.params.id}
       title="Configs"
       path="/configs"
       noun="config"

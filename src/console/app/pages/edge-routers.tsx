@@ -150,9 +150,10 @@ function EdgeRouterForm(props: FormProps<EdgeRouter>) {
   )
 }
 
-export function EdgeRoutersPage() {
+export function EdgeRoutersPage(props: { params: Record<string, string> }) {
   return (
     <CrudPage<EdgeRouter>
+      openId={props.params.id}
       title="Edge routers"
       path="/edge-routers"
       noun="edge router"

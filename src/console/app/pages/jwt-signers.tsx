@@ -85,9 +85,10 @@ function SignerForm(props: FormProps<Signer>) {
   )
 }
 
-export function JwtSignersPage() {
+export function JwtSignersPage(props: { params: Record<string, string> }) {
   return (
     <CrudPage<Signer>
+      openId={props.params.id}
       title="External JWT signers"
       path="/external-jwt-signers"
       noun="external JWT signer"

@@ -122,9 +122,10 @@ function policyForm(kind: PolicyKind) {
 
 function policyPage(kind: PolicyKind) {
   const form = policyForm(kind)
-  return function PolicyPage() {
+  return function PolicyPage(props: { params: Record<string, string> }) {
     return (
       <CrudPage<Policy>
+        openId={props.params.id}
         title={kind.title}
         path={kind.path}
         noun={kind.noun}

@@ -114,9 +114,10 @@ function PostureCheckForm(props: FormProps<PostureCheck>) {
   )
 }
 
-export function PostureChecksPage() {
+export function PostureChecksPage(props: { params: Record<string, string> }) {
   return (
     <CrudPage<PostureCheck>
+      openId={props.params.id}
       title="Posture checks"
       path="/posture-checks"
       noun="posture check"

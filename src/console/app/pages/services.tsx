@@ -89,9 +89,10 @@ function ServiceForm(props: FormProps<Service>) {
   )
 }
 
-export function ServicesPage() {
+export function ServicesPage(props: { params: Record<string, string> }) {
   return (
     <CrudPage<Service>
+      openId={props.params.id}
       title="Services"
       path="/services"
       noun="service"

@@ -4,8 +4,9 @@
  * shows its enrollment JWT, a CA its verification steps) and calls `onDone` to return to the list.
  */
 import type { ComponentChildren, FunctionComponent } from 'preact'
-import { useState } from 'preact/hooks'
-import { ApiFailure, del } from '../api.ts'
+import { useEffect, useState } from 'preact/hooks'
+import { ApiFailure, del, get } from '../api.ts'
+import { navigate } from '../router.ts'
 import { ErrorLine, Field, Page, useAction } from './common.tsx'
 import { EntityList, type Column } from './list.tsx'
 
@@ -26,8 +27,21 @@ export function CrudPage<T extends { id: string; name?: string }>(props: {
   /** What is removed with the entity, or what stays (named in the delete confirmation). */
   deleteNote?: string
   intro?: ComponentChildren
+  /** The id of the route `<path>/:id`: that entity's form is open (a link to it, the browser's back button). */
+  openId?: string
 }) {
   const [editing, setEditing] = useState<T | 'new' | undefined>(undefined)
+  const [openError, setOpenError] = useState<unknown>(undefined)
+  useEffect(() => {
+    setOpenError(undefined)
+    if (props.openId)
+      get<{ data: T }>(`${props.path}/${encodeURIComponent(props.openId)}`).then(
+        (r) => setEditing(r.data),
+        (e) => (setEditing(undefined), setOpenError(e)),
+      )
+    else setEditing((cur) => (cur === 'new' ? cur : undefined))
+  }, [props.openId])
+  const open = (row: T) => navigate(`${props.path}/${encodeURIComponent(row.id)}`)
   const [deleting, setDeleting] = useState<T | undefined>(undefined)
   const [version, setVersion] = useState(0)
   const remove = useAction(async (row: T) => {
@@ -40,10 +54,11 @@ export function CrudPage<T extends { id: string; name?: string }>(props: {
     const done = () => {
       setEditing(undefined)
       setVersion((v) => v + 1)
+      if (props.openId) navigate(props.path)
     }
     return (
       <Page title={editing === 'new' ? `New ${props.noun}` : `Edit ${props.noun} ${editing.name ?? editing.id}`}>
-        <Form entity={editing === 'new' ? undefined : editing} onDone={done} />
+        <Form key={editing === 'new' ? 'new' : editing.id} entity={editing === 'new' ? undefined : editing} onDone={done} />
       </Page>
     )
   }
@@ -54,7 +69,7 @@ export function CrudPage<T extends { id: string; name?: string }>(props: {
       label: 'Actions',
       render: (row) => (
         <span class="row-actions">
-          <button type="button" aria-label={`Edit ${row.name ?? row.id}`} onClick={() => setEditing(row)}>
+          <button type="button" aria-label={`Edit ${row.name ?? row.id}`} onClick={() => open(row)}>
             Edit
           </button>
           <button type="button" class="danger" aria-label={`Delete ${row.name ?? row.id}`} onClick={() => (remove.setError(undefined), setDeleting(row))}>
@@ -74,6 +89,7 @@ export function CrudPage<T extends { id: string; name?: string }>(props: {
       }
     >
       {props.intro}
+      <ErrorLine error={openError} />
       {deleting && (
         <div class="card confirm" role="alertdialog" aria-labelledby="confirm-title">
           <p id="confirm-title">
@@ -91,7 +107,7 @@ export function CrudPage<T extends { id: string; name?: string }>(props: {
           <ErrorLine error={remove.error} />
         </div>
       )}
-      <EntityList<T> path={props.path} label={props.title} columns={columns} version={version} onOpen={(row) => setEditing(row)} />
+      <EntityList<T> path={props.path} label={props.title} columns={columns} version={version} onOpen={open} />
     </Page>
   )
 }
