@@ -149,7 +149,7 @@ describe.skipIf(!chromiumPath())('the console: access', () => {
     await page.keyboard.press('Enter')
     await waitForText(page, 'Overview')
     let reached = false
-    for (let i = 0; i < 12 && !reached; i++) {
+    for (let i = 0; i < 40 && !reached; i++) {
       await page.keyboard.press('Tab')
       reached = (await active()) === 'A::Access'
     }
