@@ -48,6 +48,7 @@ Config file only: authRateLimiter {enabled, minSize 5, maxSize 250}, commandRate
   writeTimeout 30s, maxHeaderBytes 16384, maxHeaders 100, maxConnections 10000, maxConnectionsPerAddress 2000},
   oidc {enabled true (EDGEPLANE_OIDC=on|off), accessTokenDuration 30m, idTokenDuration 30m, refreshTokenDuration 24h,
   redirectURIs, postLogoutURIs, advertiseCsrCapability false} (see the README).
+  --no-console            do not serve the web console at /console/  key: console.enabled  EDGEPLANE_CONSOLE=on|off  default on
   --snapshot-dir DIR      where database snapshots go      key: snapshotDir    EDGEPLANE_SNAPSHOT_DIR     default: the data directory
   --cluster-endpoints URL[,URL...]  etcd client URLs: run as a node of a cluster (with --node-name)
                                                            key: cluster.endpoints  EDGEPLANE_CLUSTER_ENDPOINTS  default: none (a single node)
@@ -87,6 +88,7 @@ async function run(argv: string[]): Promise<number> {
         'snapshot-dir': { type: 'string' },
         'cluster-endpoints': { type: 'string', multiple: true },
         'node-name': { type: 'string' },
+        'no-console': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -116,6 +118,7 @@ async function run(argv: string[]): Promise<number> {
     snapshotDir: values['snapshot-dir'] as string | undefined,
     clusterEndpoints: values['cluster-endpoints'] as string[] | undefined,
     nodeName: values['node-name'] as string | undefined,
+    noConsole: values['no-console'] === true,
   }
   let config
   try {
@@ -151,6 +154,7 @@ async function run(argv: string[]): Promise<number> {
       connectionLimits: definedOnly(config.connectionLimits),
       oidc: definedOnly(config.oidc),
       cluster: config.cluster,
+      console: config.console,
       // an error nothing caught is logged and the controller goes on (src/lib/last-resort.ts)
       catchStrayErrors: true,
     })

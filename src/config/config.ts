@@ -93,6 +93,8 @@ export const ConfigFileSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    /** The web console at /console/ (README, "Web console"): on by default. */
+    console: Type.Optional(Type.Object({ enabled: Type.Optional(Type.Boolean()) }, { additionalProperties: false })),
     /** A node of a cluster on etcd (README, "Running a cluster"): all three, or endpoints and nodeName, or none. */
     cluster: Type.Optional(
       Type.Object(
@@ -169,6 +171,8 @@ export interface Config {
   }
   /** A node of a cluster on etcd; unset = a single node (no etcd). */
   cluster?: ClusterConfig
+  /** Serve the web console at /console/ (default true). */
+  console: boolean
 }
 
 /** The cluster settings of a node (src/cluster/cluster-node.ts ClusterSettings). */
@@ -224,6 +228,8 @@ export interface ConfigFlags {
   /** etcd client URLs, comma separated (repeatable flag: the texts are joined). */
   clusterEndpoints?: string[]
   nodeName?: string
+  /** `--no-console`: true turns the web console off. */
+  noConsole?: boolean
 }
 
 export class ConfigError extends Error {}
@@ -325,6 +331,9 @@ export function resolveConfig(flags: ConfigFlags, env: Record<string, string | u
   const oidcEnv = env.EDGEPLANE_OIDC
   if (oidcEnv !== undefined && oidcEnv !== 'on' && oidcEnv !== 'off') throw new ConfigError(`EDGEPLANE_OIDC '${oidcEnv}' is not on or off`)
   const cluster = clusterSetting(flags, env, file)
+  const consoleEnv = env.EDGEPLANE_CONSOLE
+  if (consoleEnv !== undefined && consoleEnv !== 'on' && consoleEnv !== 'off') throw new ConfigError(`EDGEPLANE_CONSOLE '${consoleEnv}' is not on or off`)
+  const consoleOn = flags.noConsole ? false : consoleEnv !== undefined ? consoleEnv === 'on' : (file.console?.enabled ?? true)
   const limits = file.connectionLimits ?? {}
   const limitMs = (key: 'handshakeTimeout' | 'headersTimeout' | 'requestTimeout' | 'keepAliveTimeout' | 'writeTimeout') => {
     const text = limits[key]
@@ -378,6 +387,7 @@ export function resolveConfig(flags: ConfigFlags, env: Record<string, string | u
       maxConnectionsPerAddress: limits.maxConnectionsPerAddress,
     },
     cluster,
+    console: consoleOn,
   }
 }
 

@@ -147,6 +147,19 @@ describe('operations settings (issue 12, part G)', () => {
     expect(() => resolveConfig({ config: file('u.yml', 'commandRateLimiter: {size: 5}\n') }, {})).toThrow(ConfigError)
   })
 
+  it('case=console on by default; off by the file, EDGEPLANE_CONSOLE or --no-console (the flag wins, then the variable)', () => {
+    expect(resolveConfig({}, {}).console).toBe(true)
+    const off = file('console-off.yml', 'console: {enabled: false}\n')
+    expect(resolveConfig({ config: off }, {}).console).toBe(false)
+    expect(resolveConfig({ config: off }, { EDGEPLANE_CONSOLE: 'on' }).console).toBe(true)
+    expect(resolveConfig({}, { EDGEPLANE_CONSOLE: 'off' }).console).toBe(false)
+    expect(resolveConfig({ noConsole: true }, { EDGEPLANE_CONSOLE: 'on' }).console).toBe(false)
+    expect(resolveConfig({ noConsole: false, config: file('console-on.yml', 'console: {enabled: true}\n') }, {}).console).toBe(true)
+    expect(() => resolveConfig({}, { EDGEPLANE_CONSOLE: 'yes' })).toThrow('EDGEPLANE_CONSOLE')
+    expect(() => resolveConfig({ config: file('console-bad.yml', 'console: {enabled: true, path: /ui}\n') }, {})).toThrow(ConfigError)
+    expect(() => resolveConfig({ config: file('console-bad2.yml', 'console: {enabled: "no"}\n') }, {})).toThrow(ConfigError)
+  })
+
   it('case=oidc from the file and EDGEPLANE_OIDC: durations parsed with a 1m minimum, patterns kept, the variable wins', () => {
     const cfg = file('oidc.yml', 'oidc: {enabled: true, accessTokenDuration: 5m, refreshTokenDuration: 2h, redirectURIs: ["http://localhost:*/cb"]}\n')
     const c = resolveConfig({ config: cfg }, {})

@@ -4,6 +4,7 @@
  */
 import type { FunctionComponent } from 'preact'
 import { OverviewPage } from './overview.tsx'
+import { AccessPage } from './access.tsx'
 
 export interface PageDef {
   route: string
@@ -13,4 +14,5 @@ export interface PageDef {
 
 export const PAGES: PageDef[] = [
   { route: '/', nav: 'Overview', component: OverviewPage },
+  { route: '/access', nav: 'Access', component: AccessPage },
 ]
