@@ -280,6 +280,16 @@ async function main(argv: string[]): Promise<void> {
       } as RequestInit)
       if (res.status !== 200) fail(`bearer GET /current-identity: expected HTTP 200, got ${res.status}: ${(await res.text()).slice(0, 500)}`)
     })
+    await step('GET /console/ → 200 with a strict CSP, and its script (built into the binary) → 200', async () => {
+      const page = await fetch(`${c1.base}/console/`, { tls: { rejectUnauthorized: false } } as RequestInit)
+      const html = await page.text()
+      if (page.status !== 200) fail(`GET /console/: expected 200, got ${page.status}`)
+      if (!(page.headers.get('content-security-policy') ?? '').includes("script-src 'self'")) fail('GET /console/ has no strict Content-Security-Policy')
+      const script = html.match(/src="(\/console\/app-[0-9a-f]+\.js)"/)?.[1]
+      if (!script) fail(`the console page names no script: ${html.slice(0, 300)}`)
+      const js = await fetch(`${c1.base}${script}`, { tls: { rejectUnauthorized: false } } as RequestInit)
+      if (js.status !== 200 || (await js.text()).length < 1000) fail(`GET ${script}: ${js.status}`)
+    })
     await step(`SIGTERM → exit code 0 within ${STOP_TIMEOUT_MS / 1000} s`, () => stopController(c1))
 
     const port2 = await freePort()
