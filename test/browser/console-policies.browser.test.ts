@@ -107,6 +107,11 @@ describe.skipIf(!chromiumPath())('the console: services, configs and policies', 
     await clickButton(page, 'Save')
     expect(await errorAt(page, 'port')).toContain('65535')
     await screenshot(page, '31-config-schema-error')
+    // at 200 % zoom (640 CSS pixels of a 1280 px window) the form wraps and nothing scrolls sideways
+    await page.setViewport({ width: 640, height: 800, deviceScaleFactor: 2 })
+    await screenshot(page, '47-config-schema-error-zoom-200')
+    expect(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth)).toBeLessThanOrEqual(640)
+    await page.setViewport({ width: 1280, height: 860 })
     expect((await srv.mgmt.get('/configs')).body.data.length).toBe(0)
     await fill(page, 'port', '5432')
     await page.waitForFunction(() => !(globalThis as any).document.querySelector('.field-error'))
@@ -115,6 +120,14 @@ describe.skipIf(!chromiumPath())('the console: services, configs and policies', 
     await screenshot(page, '32-configs-list')
     const cfg = await one('/configs', 'db-config')
     expect(cfg.data).toEqual({ hostname: 'db.internal', port: 5432, tags: ['prod', 'eu'] })
+
+    // editing the config: its data comes back into the fields, and a change is saved with PUT
+    await clickButton(page, 'db-config')
+    await page.waitForSelector(`xpath/.//h1[normalize-space()='Edit config db-config']`)
+    await fill(page, 'port', '5433')
+    await clickButton(page, 'Save')
+    await page.waitForSelector(`xpath/.//table//a[normalize-space()='db-config']`)
+    expect((await one('/configs', 'db-config')).data).toEqual({ hostname: 'db.internal', port: 5433, tags: ['prod', 'eu'] })
 
     // the API's own refusal at the field: a second config of the same name (the browser logs the 400 as an error)
     expect(problems).toEqual([])
@@ -180,6 +193,7 @@ describe.skipIf(!chromiumPath())('the console: services, configs and policies', 
     // delete asks first, naming the policy
     await clickButton(page, 'Delete')
     await waitForText(page, 'Delete service edge router policy db-routers?')
+    await page.waitForFunction(() => (globalThis as any).document.activeElement?.textContent === 'Delete db-routers')
     await screenshot(page, '36-delete-confirmation')
     await clickButton(page, 'Delete db-routers')
     await page.waitForSelector(`xpath/.//table//a[normalize-space()='db-routers']`, { hidden: true })
@@ -270,6 +284,22 @@ describe.skipIf(!chromiumPath())('the console: services, configs and policies', 
     await clickButton(page, 'Verify')
     await waitForText(page, 'branch-ca is verified')
     expect((await srv.mgmt.get(`/cas/${created.id}`)).body.data.isVerified).toBe(true)
+
+    // an edge router policy: identities by attribute, the router by @name
+    await open(page, 'Edge router policies')
+    await clickButton(page, 'New edge router policy')
+    await fill(page, 'Name', 'branch-staff')
+    await fill(page, 'Identity roles', '#staff')
+    await page.keyboard.press('Enter')
+    await fill(page, 'Edge router roles', '@er-bra')
+    await clickButton(page, '@er-branch')
+    await page.waitForSelector(`xpath/.//ul[contains(@class,'chips')]//span[normalize-space()='@er-branch']`)
+    await clickButton(page, 'Save')
+    await page.waitForSelector(`xpath/.//table//a[normalize-space()='branch-staff']`)
+    const erp = await one('/edge-router-policies', 'branch-staff')
+    expect(erp.identityRoles).toEqual(['#staff'])
+    expect(erp.edgeRouterRoles).toEqual([`@${er.id}`])
+    await waitForText(page, '@er-branch')
 
     // external JWT signers: the list and the form
     await open(page, 'External JWT signers')

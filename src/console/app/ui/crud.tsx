@@ -44,6 +44,10 @@ export function CrudPage<T extends { id: string; name?: string }>(props: {
   const open = (row: T) => navigate(`${props.path}/${encodeURIComponent(row.id)}`)
   const [deleting, setDeleting] = useState<T | undefined>(undefined)
   const [version, setVersion] = useState(0)
+  useEffect(() => {
+    // the confirmation takes the focus, so a keyboard user answers it next
+    if (deleting) document.getElementById('confirm-delete')?.focus()
+  }, [deleting])
   const remove = useAction(async (row: T) => {
     await del(`${props.path}/${encodeURIComponent(row.id)}`)
     setDeleting(undefined)
@@ -97,7 +101,7 @@ export function CrudPage<T extends { id: string; name?: string }>(props: {
           </p>
           {props.deleteNote && <p>{props.deleteNote}</p>}
           <div class="buttons">
-            <button type="button" class="danger" disabled={remove.busy} onClick={() => void remove.run(deleting)}>
+            <button id="confirm-delete" type="button" class="danger" disabled={remove.busy} onClick={() => void remove.run(deleting)}>
               Delete {deleting.name ?? deleting.id}
             </button>
             <button type="button" onClick={() => setDeleting(undefined)}>

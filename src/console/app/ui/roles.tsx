@@ -4,7 +4,7 @@
  * buttons for the suggestions. Whatever is typed but not yet added counts too (split on commas), so a form's submit
  * never loses it.
  */
-import { useEffect, useState } from 'preact/hooks'
+import { useEffect, useRef, useState } from 'preact/hooks'
 import { get } from '../api.ts'
 import { splitList } from './common.tsx'
 
@@ -43,14 +43,17 @@ export function RolePicker(props: {
     get<{ data: string[] }>(`${src.attributes}?limit=500`).then((r) => setAttributes(r.data), () => setAttributes([]))
   }, [props.kind])
   const typed = text.trim()
+  const asked = useRef(0)
   useEffect(() => {
+    // only the answer to the latest text counts: an older one arriving late never replaces it
+    const n = ++asked.current
     // entities by name for `@…` (or any text that is not an attribute)
     const q = typed.replace(/^[@#]/, '')
     if (!typed.startsWith('@') || q === '') return setEntities([])
     const filter = `name contains "${q.replace(/["\\]/g, '')}"`
     get<{ data: Array<{ id: string; name: string }> }>(`${src.entities}?limit=8&filter=${encodeURIComponent(filter)}`).then(
-      (r) => setEntities(r.data),
-      () => setEntities([]),
+      (r) => n === asked.current && setEntities(r.data),
+      () => n === asked.current && setEntities([]),
     )
   }, [typed, props.kind])
   // `@name` typed in full becomes `@id` when an entity of that name was found
