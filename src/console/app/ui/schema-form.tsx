@@ -5,49 +5,14 @@
  * interprets the schema rather than compiling it to code, so it runs under the console's CSP (no eval), has no
  * dependencies and is small. The API's own refusal (`cause.field` = `data.<property>`) is shown at the field too.
  */
-import { Validator, type OutputUnit, type Schema } from '@cfworker/json-schema'
 import { useState } from 'preact/hooks'
 import { ApiFailure } from '../api.ts'
 import { Field, splitList } from './common.tsx'
+import type { SchemaErrors } from './schema-errors.ts'
+
+export { validateData, type SchemaErrors } from './schema-errors.ts'
 
 type Json = Record<string, unknown>
-
-/** Errors by top-level property ('' for the data as a whole). */
-export type SchemaErrors = Record<string, string>
-
-const CONTAINERS = new Set(['properties', '$ref', 'items', 'allOf', 'false', 'prefixItems', 'dependentSchemas', 'then', 'else', 'if'])
-
-function draftOf(schema: Json): '4' | '7' | '2019-09' | '2020-12' {
-  const s = String(schema.$schema ?? '')
-  if (s.includes('draft-04')) return '4'
-  if (s.includes('2019-09')) return '2019-09'
-  if (s.includes('2020-12')) return '2020-12'
-  return '7'
-}
-
-/** Checks `data` against `schema`; answers the errors by top-level property (empty when valid). */
-export function validateData(schema: Json, data: unknown): SchemaErrors {
-  let units: OutputUnit[]
-  try {
-    units = new Validator(schema as Schema, draftOf(schema), false).validate(data).errors
-  } catch (e) {
-    return { '': `the config type's schema cannot be used here: ${(e as Error).message}` }
-  }
-  const out: SchemaErrors = {}
-  const weak: SchemaErrors = {}
-  for (const u of units) {
-    const path = u.instanceLocation.replace(/^#\/?/, '').split('/').filter(Boolean).map((p) => decodeURIComponent(p.replace(/~1/g, '/').replace(/~0/g, '~')))
-    let key = path[0] ?? ''
-    let message = u.error
-    if (key === '' && u.keyword === 'required') key = /"(.+)"/.exec(u.error)?.[1] ?? ''
-    else if (key === '' && u.keyword === 'properties') continue
-    if (path.length > 1) message = `${path.slice(1).join('/')}: ${message}`
-    const into = CONTAINERS.has(u.keyword) ? weak : out
-    if (into[key] === undefined) into[key] = message
-  }
-  for (const [k, v] of Object.entries(weak)) if (out[k] === undefined) out[k] = v
-  return out
-}
 
 /** The API's refusal of config data as errors by property (`data.port` -> port; `data` -> the whole). */
 export function serverDataErrors(error: unknown): SchemaErrors {
