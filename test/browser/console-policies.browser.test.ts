@@ -167,7 +167,14 @@ describe.skipIf(!chromiumPath())('the console: services, configs and policies', 
     await screenshot(page, '34-service-policy-form')
     await clickButton(page, 'Save')
     await page.waitForSelector(`xpath/.//table//a[normalize-space()='dial-db']`)
+    await page.waitForSelector(`xpath/.//table//td[normalize-space()='@db-service']`)
     await screenshot(page, '35-service-policies-list')
+    // the policy's form brings its roles back, @id shown by name
+    await clickButton(page, 'dial-db')
+    await page.waitForSelector(`xpath/.//ul[contains(@class,'chips')]//span[normalize-space()='@db-service']`)
+    await page.waitForSelector(`xpath/.//ul[contains(@class,'chips')]//span[normalize-space()='#sales']`)
+    await clickButton(page, 'Cancel')
+    await page.waitForSelector(`xpath/.//table//a[normalize-space()='dial-db']`)
     const sp = await one('/service-policies', 'dial-db')
     expect(sp.type).toBe('Dial')
     expect(sp.semantic).toBe('AnyOf')
@@ -242,6 +249,7 @@ describe.skipIf(!chromiumPath())('the console: services, configs and policies', 
     await fill(page, 'Name', 'mfa-5min')
     await fill(page, 'Role attributes', 'mfa')
     await fill(page, 'Timeout (seconds)', '300')
+    await screenshot(page, '48-posture-check-form')
     await clickButton(page, 'Save')
     await page.waitForSelector(`xpath/.//table//a[normalize-space()='mfa-5min']`)
     const pc = await one('/posture-checks', 'mfa-5min')
@@ -299,7 +307,9 @@ describe.skipIf(!chromiumPath())('the console: services, configs and policies', 
     const erp = await one('/edge-router-policies', 'branch-staff')
     expect(erp.identityRoles).toEqual(['#staff'])
     expect(erp.edgeRouterRoles).toEqual([`@${er.id}`])
-    await waitForText(page, '@er-branch')
+    // the router is shown by its name, as it was picked
+    await page.waitForSelector(`xpath/.//table//td[normalize-space()='@er-branch']`)
+    await screenshot(page, '49-edge-router-policies-list')
 
     // external JWT signers: the list and the form
     await open(page, 'External JWT signers')

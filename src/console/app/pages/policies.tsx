@@ -142,11 +142,14 @@ function policyPage(kind: PolicyKind) {
   }
 }
 
+/** `@name` for a display name, whether or not the API already put the `@` in front. */
+export const atName = (name: string) => (name.startsWith('@') ? name : `@${name}`)
+
 /** A policy's roles with `@id` shown as `@name` where the API gave the names (`…RolesDisplay`). */
 function displayed(p: Policy, field: RoleField): string[] {
   const shown = p[`${field}Display`] as RoleDisplay[] | undefined
   const names = new Map((shown ?? []).map((d) => [d.role, d.name]))
-  return (p[field] ?? []).map((r) => (r.startsWith('@') && names.get(r) ? `@${names.get(r)}` : r))
+  return (p[field] ?? []).map((r) => (r.startsWith('@') && names.get(r) ? atName(names.get(r)!) : r))
 }
 
 export const ServicePoliciesPage = policyPage(POLICY_KINDS.service)

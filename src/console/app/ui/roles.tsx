@@ -36,7 +36,7 @@ export function RolePicker(props: {
   const [attributes, setAttributes] = useState<string[]>([])
   const [entities, setEntities] = useState<Array<{ id: string; name: string }>>([])
   const [names, setNames] = useState<Record<string, string>>(() =>
-    Object.fromEntries((props.display ?? []).filter((d) => d.role.startsWith('@')).map((d) => [d.role, `@${d.name}`])),
+    Object.fromEntries((props.display ?? []).filter((d) => d.role.startsWith('@')).map((d) => [d.role, d.name.startsWith('@') ? d.name : `@${d.name}`])),
   )
   const src = SOURCES[props.kind]
   useEffect(() => {
