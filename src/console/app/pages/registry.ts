@@ -4,6 +4,7 @@
  */
 import type { FunctionComponent } from 'preact'
 import { OverviewPage } from './overview.tsx'
+import { IdentitiesPage, IdentityCreatePage, IdentityDetailPage } from './identities.tsx'
 
 export interface PageDef {
   route: string
@@ -13,4 +14,7 @@ export interface PageDef {
 
 export const PAGES: PageDef[] = [
   { route: '/', nav: 'Overview', component: OverviewPage },
+  { route: '/identities', nav: 'Identities', component: IdentitiesPage },
+  { route: '/identities/new', component: IdentityCreatePage },
+  { route: '/identities/:id', component: IdentityDetailPage },
 ]
