@@ -36,6 +36,17 @@ async function disabledIdentities(): Promise<{ rows: Array<{ id: string; name: s
   return { rows, more: true }
 }
 
+/**
+ * The controller's time, not the browser's (a skewed clock would call valid enrollments expired): this session's
+ * last activity, which the request itself set (`expiresAt - expirationSeconds`, or `lastActivityAt`).
+ */
+async function serverNow(): Promise<string> {
+  const s = (await get('/current-api-session')).data
+  const fromExpiry = s.expiresAt && typeof s.expirationSeconds === 'number' ? Date.parse(s.expiresAt) - s.expirationSeconds * 1000 : NaN
+  const at = Number.isFinite(fromExpiry) ? fromExpiry : Date.parse(s.lastActivityAt ?? '')
+  return new Date(Number.isFinite(at) ? at : Date.now()).toISOString()
+}
+
 /** The health checks at the listener's root (not under the Management API; no session needed, the console sends it). */
 async function healthChecks(): Promise<{ healthy: boolean; checks: Check[] }> {
   const token = session.get()
@@ -80,9 +91,9 @@ export function OverviewPage() {
       get<ListPage<unknown>>(`${path}?limit=1`).then((p) => setCounts((c) => ({ ...c, [label]: p.meta.pagination?.totalCount ?? p.data.length })), fail)
     }
     healthChecks().then(setHealth, fail)
-    // the server's own time would be better than the browser's, but no list answers it; a skewed clock shifts this
-    const now = new Date().toISOString()
-    get<ListPage<any>>(`/enrollments?${q(`expiresAt < datetime(${now})`)}&sort=${encodeURIComponent('expiresAt asc')}`).then(setExpired, fail)
+    serverNow()
+      .then((now) => get<ListPage<any>>(`/enrollments?${q(`expiresAt < datetime(${now})`)}&sort=${encodeURIComponent('expiresAt asc')}`))
+      .then(setExpired, fail)
     get<ListPage<any>>(`/edge-routers?${q('isVerified = false')}`).then(setUnenrolled, fail)
     disabledIdentities().then(setDisabled, fail)
   }, [])
