@@ -132,12 +132,14 @@ describe.skipIf(!chromiumPath())('the console: identities', () => {
     await page.close()
   }, 60_000)
 
-  it('disables and enables an identity, and deletes one after a confirmation naming its authenticators, sessions and the policies that name it', async () => {
-    const id = await srv.create('/identities', { name: 'to-go', type: 'User', isAdmin: false, enrollment: { updb: 'to-go-user' } })
+  it('disables and enables an identity, and deletes one after a confirmation naming its authenticators, enrollments, sessions and the policies that name it', async () => {
+    const id = await srv.create('/identities', { name: 'to-go', type: 'User', isAdmin: false, enrollment: { ott: true } })
+    expectStatus(await srv.mgmt.post('/authenticators', { identityId: id, method: 'updb', username: 'to-go-user', password: 'to-go-pass-1' }), 201)
+    await srv.login('to-go-user', 'to-go-pass-1', 'client')
     await srv.create('/service-policies', { name: 'names-to-go', type: 'Dial', semantic: 'AnyOf', identityRoles: [`@${id}`], serviceRoles: ['#all'] })
     const { page, problems } = await newPage(browser)
     await signIn(page, `/identities/${id}`)
-    await waitForText(page, 'Enrollment (updb)')
+    await waitForText(page, 'enrolled (updb: to-go-user)')
     await fill(page, 'Disable for minutes (0: until enabled)', '0')
     await clickButton(page, 'Disable')
     await waitForText(page, 'yes, until enabled')
@@ -145,13 +147,39 @@ describe.skipIf(!chromiumPath())('the console: identities', () => {
     await clickButton(page, 'Enable')
     await page.waitForSelector(buttonSelector('Disable'))
     expect((await srv.mgmt.get(`/identities/${id}`)).body.data.disabled).toBe(false)
+    await srv.login('to-go-user', 'to-go-pass-1', 'client') // disabling ended its sessions: a new one
     await clickButton(page, 'Delete')
     await waitForText(page, 'service policy names-to-go')
-    await waitForText(page, 'Enrollments: updb')
+    const what = await textOf(page, '#delete-what')
+    expect(what).toContain('Authenticators: updb (to-go-user)')
+    expect(what).toContain('Enrollments: ott')
+    expect(what).toContain('API sessions: 1')
     await screenshot(page, '16-identity-delete-confirm')
     await clickButton(page, 'Delete for good')
     await waitForText(page, 'existing-phone')
     expect((await srv.mgmt.get(`/identities/${id}`)).status).toBe(404)
+    expect(problems).toEqual([])
+    await page.close()
+  }, 60_000)
+
+  it('re-enrolls an enrolled identity (a new ott enrollment replaces its certificate) and renews an outstanding enrollment', async () => {
+    const id = await srv.create('/identities', { name: 'phone-2', type: 'Device', isAdmin: false, enrollment: { ott: true } })
+    const enrollment = (await srv.mgmt.get(`/identities/${id}`)).body.data.enrollment.ott
+    const keys = await generateKeyPair('ec-p256')
+    expectStatus(await srv.client.post('/enroll/ott', { token: enrollment.token, clientCsr: await makeCsrPem(keys, { commonName: 'phone-2' }) }, { session: null }), 200)
+    const { page, problems } = await newPage(browser)
+    await signIn(page, `/identities/${id}`)
+    await waitForText(page, 'enrolled (cert)')
+    await clickButton(page, 'Re-enroll')
+    await waitForText(page, 'Enrollment (ott)')
+    const after = (await srv.mgmt.get(`/identities/${id}`)).body.data
+    expect(after.authenticators).toEqual({})
+    expect((await textOf(page, 'pre.jwt')).trim()).toBe(after.enrollment.ott.jwt)
+    srv.clock.advance(60_000)
+    await clickButton(page, 'Renew enrollment')
+    await waitForText(page, 'renewed for three hours')
+    const renewed = (await srv.mgmt.get(`/identities/${id}`)).body.data.enrollment.ott
+    expect(Date.parse(renewed.expiresAt)).toBe(srv.clock.now() + 3 * 3600_000)
     expect(problems).toEqual([])
     await page.close()
   }, 60_000)
@@ -175,6 +203,15 @@ describe.skipIf(!chromiumPath())('the console: identities', () => {
     await waitForText(page, 'existing-phone') // the page it was opened on
     expect(problems).toEqual([])
     await page.close()
+    // the default admin resets that MFA from the identity's page
+    const admin = await newPage(browser)
+    await signIn(admin.page, `/identities/${id}`)
+    await waitForText(admin.page, 'TOTP enabled')
+    await clickButton(admin.page, 'Reset MFA')
+    await waitForText(admin.page, 'MFA was reset.')
+    expect((await srv.mgmt.get(`/identities/${id}`)).body.data.isMfaEnabled).toBe(false)
+    expect(admin.problems).toEqual([])
+    await admin.page.close()
   }, 60_000)
 
   it('a session that ends brings back the sign-in page, and signing in again returns to the same page', async () => {

@@ -6,6 +6,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks'
 import { ApiFailure, del, get, patch, post } from '../api.ts'
 import { navigate } from '../router.ts'
+import { serverNow } from '../server-time.ts'
 import { AttributePicker } from '../ui/attributes.tsx'
 import { ErrorLine, Field, Page, useAction } from '../ui/common.tsx'
 import { EntityList, type Column } from '../ui/list.tsx'
@@ -258,7 +259,8 @@ function DeleteConfirm(props: { identity: Identity; onCancel: () => void }) {
   )
 }
 
-const inThreeHours = () => new Date(Date.now() + 3 * 3600_000).toISOString()
+/** Three hours from the controller's now: the real controller's default enrollment lifetime. */
+const inThreeHours = async () => new Date((await serverNow()) + 3 * 3600_000).toISOString()
 
 export function IdentityDetailPage(props: { params: Record<string, string> }) {
   const id = props.params.id
@@ -298,10 +300,10 @@ export function IdentityDetailPage(props: { params: Record<string, string> }) {
   const reEnroll = async () => {
     const auths = await get(`${path}/authenticators?limit=500`)
     if (auths.data.length === 0) throw new Error('This identity has no authenticator to re-enroll.')
-    for (const a of auths.data) await post(`/authenticators/${encodeURIComponent(a.id)}/re-enroll`, { expiresAt: inThreeHours() })
+    for (const a of auths.data) await post(`/authenticators/${encodeURIComponent(a.id)}/re-enroll`, { expiresAt: await inThreeHours() })
   }
   const refresh = async () => {
-    for (const e of Object.values(identity.enrollment)) if (e) await post(`/enrollments/${encodeURIComponent(e.id)}/refresh`, { expiresAt: inThreeHours() })
+    for (const e of Object.values(identity.enrollment)) if (e) await post(`/enrollments/${encodeURIComponent(e.id)}/refresh`, { expiresAt: await inThreeHours() })
   }
   const methods = (['ott', 'ottca', 'updb'] as const).filter((m) => identity.enrollment?.[m])
   const changedAttributes = attributes !== undefined && JSON.stringify(attributes) !== JSON.stringify(identity.roleAttributes ?? [])
@@ -343,8 +345,7 @@ export function IdentityDetailPage(props: { params: Record<string, string> }) {
       {methods.map((m) => (
         <EnrollmentCard identity={identity} method={m} />
       ))}
-      <section class="card" aria-labelledby="attrs-title">
-        <h2 id="attrs-title">Role attributes</h2>
+      <section class="card" aria-label="role attributes">
         <AttributePicker label="Role attributes" source="/identity-role-attributes" value={attributes ?? []} onChange={setAttributes} />
         <button type="button" disabled={!changedAttributes || act.busy} onClick={() => void act.run('Role attributes saved.', () => patch(path, { roleAttributes: attributes }))}>
           Save role attributes

@@ -5,6 +5,7 @@
  */
 import { useEffect, useState } from 'preact/hooks'
 import { get, session, type Page as ListPage } from '../api.ts'
+import { serverNow } from '../server-time.ts'
 import { ErrorLine, Page } from '../ui/common.tsx'
 
 interface Check {
@@ -34,17 +35,6 @@ async function disabledIdentities(): Promise<{ rows: Array<{ id: string; name: s
     if (offset + 500 >= (page.meta.pagination?.totalCount ?? 0)) return { rows, more: false }
   }
   return { rows, more: true }
-}
-
-/**
- * The controller's time, not the browser's (a skewed clock would call valid enrollments expired): this session's
- * last activity, which the request itself set (`expiresAt - expirationSeconds`, or `lastActivityAt`).
- */
-async function serverNow(): Promise<string> {
-  const s = (await get('/current-api-session')).data
-  const fromExpiry = s.expiresAt && typeof s.expirationSeconds === 'number' ? Date.parse(s.expiresAt) - s.expirationSeconds * 1000 : NaN
-  const at = Number.isFinite(fromExpiry) ? fromExpiry : Date.parse(s.lastActivityAt ?? '')
-  return new Date(Number.isFinite(at) ? at : Date.now()).toISOString()
 }
 
 /** The health checks at the listener's root (not under the Management API; no session needed, the console sends it). */
@@ -92,7 +82,7 @@ export function OverviewPage() {
     }
     healthChecks().then(setHealth, fail)
     serverNow()
-      .then((now) => get<ListPage<any>>(`/enrollments?${q(`expiresAt < datetime(${now})`)}&sort=${encodeURIComponent('expiresAt asc')}`))
+      .then((now) => get<ListPage<any>>(`/enrollments?${q(`expiresAt < datetime(${new Date(now).toISOString()})`)}&sort=${encodeURIComponent('expiresAt asc')}`))
       .then(setExpired, fail)
     get<ListPage<any>>(`/edge-routers?${q('isVerified = false')}`).then(setUnenrolled, fail)
     disabledIdentities().then(setDisabled, fail)
