@@ -1,8 +1,9 @@
 /**
- * A QR code drawn on a canvas (no HTML strings): the `qrcode` package's encoder (`create`, already a dependency of the
- * controller's TOTP QR route) gives the module matrix, drawn here square by square with a four-module quiet zone.
+ * A QR code drawn on a canvas (no HTML strings): the encoder alone of the `qrcode` package (`lib/core`'s `create`; the
+ * package is already the controller's for its TOTP QR route) gives the module matrix, drawn here square by square with
+ * a four-module quiet zone.
  */
-import { create } from 'qrcode'
+import { create } from 'qrcode/lib/core/qrcode.js'
 import { useEffect, useRef } from 'preact/hooks'
 
 export function QrCode(props: { text: string; label: string; scale?: number }) {
