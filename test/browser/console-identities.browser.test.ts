@@ -73,6 +73,11 @@ describe.skipIf(!chromiumPath())('the console: identities', () => {
     // the download link names the file after the identity
     expect(await page.$eval('a[download]', (a) => (a as unknown as { download: string }).download)).toBe('laptop-1.jwt')
     await screenshot(page, '13-identity-created-jwt-qr')
+    // at 200 % zoom (half the width in CSS pixels) nothing runs off the side
+    await page.setViewport({ width: 640, height: 860, deviceScaleFactor: 2 })
+    expect(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number)).toBeLessThanOrEqual(640)
+    await screenshot(page, '18-identity-created-zoom-200')
+    await page.setViewport({ width: 1280, height: 860 })
     // an SDK redeems the token it read from the page
     const token = JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString()).jti
     const keys = await generateKeyPair('ec-p256')
