@@ -10,7 +10,7 @@ import { PNG } from 'pngjs'
 import type { Browser, Page } from 'puppeteer-core'
 import { generateKeyPair } from '../../src/pki/pki-keys.ts'
 import { ADMIN, expectStatus, startTestServer, type TestServer } from '../support/harness.ts'
-import { makeCsrPem } from '../support/pki.ts'
+import { makeClientCert, makeCsrPem, makeTestCa } from '../support/pki.ts'
 import { buttonSelector, chromiumPath, clickButton, fill, launchBrowser, newPage, screenshot, waitForText } from '../support/browser.ts'
 
 let srv: TestServer
@@ -37,6 +37,16 @@ async function signIn(page: Page, route = '/', who: { username: string; password
 async function textOf(page: Page, selector: string): Promise<string> {
   await page.waitForSelector(selector)
   return page.$eval(selector, (e) => (e as unknown as { textContent: string }).textContent)
+}
+
+/** The text of the list's row that names `name`, once the list shows it. */
+async function rowText(page: Page, name: string): Promise<string> {
+  const row = await page.waitForFunction(
+    (n: string) => [...(globalThis as any).document.querySelectorAll('tbody tr')].map((r: { innerText: string }) => r.innerText).find((t: string) => t.includes(n)),
+    { timeout: 10_000 },
+    name,
+  )
+  return (await row.jsonValue()) as string
 }
 
 describe.skipIf(!chromiumPath())('the console: identities', () => {
@@ -88,12 +98,45 @@ describe.skipIf(!chromiumPath())('the console: identities', () => {
     await screenshot(page, '14-identity-detail')
     // the list shows it enrolled
     await clickButton(page, 'All identities')
-    await waitForText(page, 'laptop-1')
-    const row = await page.$$eval('tbody tr', (rows) => (rows as unknown as Array<{ innerText: string }>).map((r) => r.innerText).find((t) => t.includes('laptop-1')))
+    const row = await rowText(page, 'laptop-1')
     expect(row).toContain('yes')
     expect(row).toContain('#laptops')
     await screenshot(page, '11-identities-list')
     expect(problems).toEqual([])
+    await page.close()
+  }, 60_000)
+
+  it('creates identities with an ottca enrollment (the CA picked from the list) and an updb enrollment (the username refused at its field, then taken)', async () => {
+    const ca = await makeTestCa({ commonName: 'console CA', clock: srv.clock })
+    const caId = await srv.create('/cas', { name: 'partner-ca', certPem: ca.certPem, isAuthEnabled: true, isAutoCaEnrollmentEnabled: false, isOttCaEnrollmentEnabled: true, identityRoles: [] })
+    const verificationToken = (await srv.mgmt.get(`/cas/${caId}`)).body.data.verificationToken
+    const proof = await makeClientCert({ issuer: ca.signer, commonName: verificationToken, clock: srv.clock })
+    expectStatus(await srv.mgmt('POST', `/cas/${caId}/verify`, { rawBody: proof.certPem, headers: { 'content-type': 'text/plain' } }), 200)
+    const { page, problems } = await newPage(browser)
+    await signIn(page, '/identities/new')
+    await fill(page, 'Name', 'partner-device')
+    await page.select('select[name="method"]', 'ottca')
+    await page.waitForSelector('select[name="ca"] option[value="' + caId + '"]')
+    await page.select('select[name="ca"]', caId)
+    await clickButton(page, 'Create')
+    await waitForText(page, 'Enrollment (ottca)')
+    const ottca = (await srv.mgmt.get(`/identities?filter=${encodeURIComponent('name = "partner-device"')}`)).body.data[0].enrollment.ottca
+    expect(ottca.caId).toBe(caId)
+    expect((await textOf(page, 'pre.jwt')).trim()).toBe(ottca.jwt)
+    await page.goto(`${srv.url}/console/#/identities/new`)
+    await fill(page, 'Name', 'a-person')
+    await page.select('select[name="type"]', 'User')
+    await page.select('select[name="method"]', 'updb')
+    await fill(page, 'Username', 'ab')
+    await clickButton(page, 'Create')
+    await page.waitForSelector('.field.invalid .field-error')
+    expect(await textOf(page, '.field.invalid .field-error')).toContain('4 to 100 characters')
+    await fill(page, 'Username', 'a.person')
+    await clickButton(page, 'Create')
+    await waitForText(page, 'username a.person')
+    await waitForText(page, 'Enrollment (updb)')
+    // the refused create's 400 is the browser's own console line; nothing else
+    expect(problems.filter((p) => !p.includes('status of 400'))).toEqual([])
     await page.close()
   }, 60_000)
 

@@ -273,8 +273,12 @@ export function IdentityDetailPage(props: { params: Record<string, string> }) {
   const [done, setDone] = useState<string | undefined>(undefined)
   const reload = () => setVersion((v) => v + 1)
   useEffect(() => {
-    get(`/identities/${encodeURIComponent(id)}`).then(
-      (r) => {
+    // the identity's enrollments list adds what its `enrollment` map leaves out (an updb enrollment's username)
+    Promise.all([get(`/identities/${encodeURIComponent(id)}`), get(`/identities/${encodeURIComponent(id)}/enrollments?limit=50`).catch(() => ({ data: [] }))]).then(
+      ([r, enrollments]) => {
+        for (const e of Object.values(r.data.enrollment ?? {}) as Array<{ id: string; username?: string }>) {
+          e.username ??= enrollments.data.find((x: { id: string }) => x.id === e.id)?.username ?? undefined
+        }
         setIdentity(r.data)
         setAttributes(r.data.roleAttributes ?? [])
         setLoadError(undefined)
