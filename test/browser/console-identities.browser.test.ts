@@ -80,6 +80,11 @@ describe.skipIf(!chromiumPath())('the console: identities', () => {
     const png = PNG.sync.read(Buffer.from(await canvas!.screenshot({ type: 'png' })))
     const decoded = jsQR(new Uint8ClampedArray(png.data), png.width, png.height)
     expect(decoded?.data).toBe(jwt)
+    // Copy puts it on the clipboard (allowed to this origin, as a user would allow it)
+    await browser.defaultBrowserContext().overridePermissions(srv.url, ['clipboard-read', 'clipboard-write', 'clipboard-sanitized-write'])
+    await clickButton(page, 'Copy')
+    await waitForText(page, 'Copied to the clipboard.')
+    expect(await page.evaluate(() => (globalThis as any).navigator.clipboard.readText() as Promise<string>)).toBe(jwt)
     // the download link names the file after the identity
     expect(await page.$eval('a[download]', (a) => (a as unknown as { download: string }).download)).toBe('laptop-1.jwt')
     await screenshot(page, '13-identity-created-jwt-qr')
@@ -153,6 +158,13 @@ describe.skipIf(!chromiumPath())('the console: identities', () => {
     await clickButton(page, 'Apply')
     await page.waitForFunction(() => !(globalThis as any).document.querySelector('pre.caret'))
     await waitForText(page, '1–1 of 1')
+    // sorting by type is the API's too
+    await fill(page, 'Filter', '')
+    await clickButton(page, 'Apply')
+    await clickButton(page, 'Type')
+    await page.waitForFunction(() => (globalThis as any).document.querySelector('th[aria-sort="ascending"]')?.innerText.startsWith('Type'))
+    expect(await rowText(page, 'Default Admin')).toContain('Default')
+    expect(await page.$('[role="alert"]')).toBeNull()
     // the refused filter's 400 is the browser's own console line; nothing else
     expect(problems.filter((p) => !p.includes('status of 400'))).toEqual([])
     await page.close()

@@ -273,6 +273,11 @@ export function IdentityDetailPage(props: { params: Record<string, string> }) {
   const [done, setDone] = useState<string | undefined>(undefined)
   const reload = () => setVersion((v) => v + 1)
   useEffect(() => {
+    // another identity's page (the component is kept across routes): nothing of the last one's stays open
+    setConfirming(false)
+    setDone(undefined)
+  }, [id])
+  useEffect(() => {
     // the identity's enrollments list adds what its `enrollment` map leaves out (an updb enrollment's username)
     Promise.all([get(`/identities/${encodeURIComponent(id)}`), get(`/identities/${encodeURIComponent(id)}/enrollments?limit=50`).catch(() => ({ data: [] }))]).then(
       ([r, enrollments]) => {
