@@ -101,11 +101,17 @@ describe.skipIf(!chromiumPath())('the console: identities', () => {
     await waitForText(page, 'enrolled (cert)')
     expect(await page.$('pre.jwt')).toBeNull()
     await screenshot(page, '14-identity-detail')
+    // its role attributes change from its page
+    await page.click('button[aria-label="Remove phones"]')
+    await clickButton(page, 'Save role attributes')
+    await waitForText(page, 'Role attributes saved.')
+    expect((await srv.mgmt.get(`/identities/${identity.id}`)).body.data.roleAttributes).toEqual(['laptops'])
     // the list shows it enrolled
     await clickButton(page, 'All identities')
     const row = await rowText(page, 'laptop-1')
     expect(row).toContain('yes')
     expect(row).toContain('#laptops')
+    expect(row).not.toContain('#phones')
     await screenshot(page, '11-identities-list')
     expect(problems).toEqual([])
     await page.close()
