@@ -5,6 +5,7 @@
 import type { FunctionComponent } from 'preact'
 import { OverviewPage } from './overview.tsx'
 import { AccessPage } from './access.tsx'
+import { IdentitiesPage, IdentityCreatePage, IdentityDetailPage } from './identities.tsx'
 
 export interface PageDef {
   route: string
@@ -14,5 +15,8 @@ export interface PageDef {
 
 export const PAGES: PageDef[] = [
   { route: '/', nav: 'Overview', component: OverviewPage },
+  { route: '/identities', nav: 'Identities', component: IdentitiesPage },
+  { route: '/identities/new', component: IdentityCreatePage },
+  { route: '/identities/:id', component: IdentityDetailPage },
   { route: '/access', nav: 'Access', component: AccessPage },
 ]
