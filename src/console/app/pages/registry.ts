@@ -13,6 +13,7 @@ import { CasPage } from './cas.tsx'
 import { JwtSignersPage } from './jwt-signers.tsx'
 import { PostureChecksPage } from './posture-checks.tsx'
 import { AccessPage } from './access.tsx'
+import { IdentitiesPage, IdentityCreatePage, IdentityDetailPage } from './identities.tsx'
 
 export interface PageDef {
   route: string
@@ -22,6 +23,9 @@ export interface PageDef {
 
 export const PAGES: PageDef[] = [
   { route: '/', nav: 'Overview', component: OverviewPage },
+  { route: '/identities', nav: 'Identities', component: IdentitiesPage },
+  { route: '/identities/new', component: IdentityCreatePage },
+  { route: '/identities/:id', component: IdentityDetailPage },
   { route: '/services', nav: 'Services', component: ServicesPage },
   { route: '/services/:id', component: ServicesPage },
   { route: '/configs', nav: 'Configs', component: ConfigsPage },
