@@ -317,6 +317,11 @@ describe.skipIf(!chromiumPath())('the console: services, configs and policies', 
     await fill(page, 'Name', 'corp-idp')
     await fill(page, 'Issuer', 'https://idp.example.com')
     await fill(page, 'Audience', 'edgeplane')
+    // plain http to a host that is not loopback: the API refuses it, and the refusal is shown at the field
+    await fill(page, 'JWKS endpoint', 'http://idp.example.com/keys')
+    await clickButton(page, 'Save')
+    expect(await errorAt(page, 'JWKS endpoint')).not.toBe('')
+    expect(problems.splice(0)).toEqual([expect.stringContaining('status of 400')])
     await fill(page, 'JWKS endpoint', 'https://idp.example.com/keys')
     await clickButton(page, 'Save')
     await page.waitForSelector(`xpath/.//table//a[normalize-space()='corp-idp']`)

@@ -68,7 +68,7 @@ function SignerForm(props: FormProps<Signer>) {
     <form onSubmit={(ev) => (ev.preventDefault(), void save.run())} aria-label="external JWT signer">
       {text('Name', 'name', { required: true })}
       {text('Issuer', 'issuer', { required: true, hint: 'the JWTs\' iss claim' })}
-      {text('Audience', 'audience', { hint: 'the JWTs\' aud claim' })}
+      {text('Audience', 'audience', { required: true, hint: 'the JWTs\' aud claim' })}
       <Check label="Enabled" checked={enabled} set={setEnabled} />
       {text('JWKS endpoint', 'jwksEndpoint', { hint: 'https URL of the issuer\'s keys; or give a certificate below' })}
       {text('Certificate (PEM)', 'certPem', { multiline: true })}
