@@ -87,6 +87,8 @@ describe.skipIf(!chromiumPath())('the console: services, configs and policies', 
     // a service
     await open(page, 'Services')
     await clickButton(page, 'New service')
+    // the form's title takes the focus, so the next Tab goes into the form
+    await page.waitForFunction(() => (globalThis as any).document.activeElement?.textContent === 'New service')
     await fill(page, 'Name', 'db-service')
     await fill(page, 'Role attributes', 'databases, internal')
     await screenshot(page, '30-service-form')

@@ -45,6 +45,10 @@ export function CrudPage<T extends { id: string; name?: string }>(props: {
   const [deleting, setDeleting] = useState<T | undefined>(undefined)
   const [version, setVersion] = useState(0)
   useEffect(() => {
+    // opening a form or returning to the list moves the focus to the title, as a new page does
+    document.getElementById('page-title')?.focus()
+  }, [editing === undefined, editing === 'new'])
+  useEffect(() => {
     // the confirmation takes the focus, so a keyboard user answers it next
     if (deleting) document.getElementById('confirm-delete')?.focus()
   }, [deleting])
