@@ -73,5 +73,12 @@ export async function clickButton(page: Page, name: string): Promise<void> {
 /** Waits until the page's text includes `text`. */
 export async function waitForText(page: Page, text: string, timeout = 10_000): Promise<void> {
   // runs in the page (the test's own types know no DOM)
-  await page.waitForFunction((t: string) => (globalThis as any).document.body.innerText.includes(t), { timeout }, text)
+  try {
+    await page.waitForFunction((t: string) => (globalThis as any).document.body.innerText.includes(t), { timeout }, text)
+  } catch (e) {
+    // say what the page showed instead: its text and a screenshot beside the others
+    const shown = await page.evaluate(() => (globalThis as any).document.body.innerText as string).catch(() => '(the page cannot be read)')
+    const path = await screenshot(page, `failed-${Date.now()}`).catch(() => '(no screenshot)')
+    throw new Error(`the page never showed ${JSON.stringify(text)} within ${timeout} ms; it shows (${path}):\n${shown.slice(0, 1500)}`, { cause: e })
+  }
 }
