@@ -3,6 +3,7 @@
 // nothing but is told to accept the test's self-signed certificate. Screenshots go to test/screenshots/console/, which
 // the README links to.
 import { existsSync, mkdirSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import puppeteer, { type Browser, type Page } from 'puppeteer-core'
 
@@ -78,7 +79,8 @@ export async function waitForText(page: Page, text: string, timeout = 10_000): P
   } catch (e) {
     // say what the page showed instead: its text and a screenshot beside the others
     const shown = await page.evaluate(() => (globalThis as any).document.body.innerText as string).catch(() => '(the page cannot be read)')
-    const path = await screenshot(page, `failed-${Date.now()}`).catch(() => '(no screenshot)')
+    const path = join(tmpdir(), `edgeplane-console-failed-${Date.now()}.png`)
+    await page.screenshot({ path: path as `${string}.png`, fullPage: true }).catch(() => undefined)
     throw new Error(`the page never showed ${JSON.stringify(text)} within ${timeout} ms; it shows (${path}):\n${shown.slice(0, 1500)}`, { cause: e })
   }
 }
