@@ -3,6 +3,7 @@
 // nothing but is told to accept the test's self-signed certificate. Screenshots go to test/screenshots/console/, which
 // the README links to.
 import { existsSync, mkdirSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import puppeteer, { type Browser, type Page } from 'puppeteer-core'
 
@@ -73,5 +74,13 @@ export async function clickButton(page: Page, name: string): Promise<void> {
 /** Waits until the page's text includes `text`. */
 export async function waitForText(page: Page, text: string, timeout = 10_000): Promise<void> {
   // runs in the page (the test's own types know no DOM)
-  await page.waitForFunction((t: string) => (globalThis as any).document.body.innerText.includes(t), { timeout }, text)
+  try {
+    await page.waitForFunction((t: string) => (globalThis as any).document.body.innerText.includes(t), { timeout }, text)
+  } catch (e) {
+    // say what the page showed instead: its text and a screenshot beside the others
+    const shown = await page.evaluate(() => (globalThis as any).document.body.innerText as string).catch(() => '(the page cannot be read)')
+    const path = join(tmpdir(), `edgeplane-console-failed-${Date.now()}.png`)
+    await page.screenshot({ path: path as `${string}.png`, fullPage: true }).catch(() => undefined)
+    throw new Error(`the page never showed ${JSON.stringify(text)} within ${timeout} ms; it shows (${path}):\n${shown.slice(0, 1500)}`, { cause: e })
+  }
 }
