@@ -160,6 +160,7 @@ describe.skipIf(!chromiumPath())('the console: access', () => {
     await waitForText(page, 'Why can an identity reach')
     expect(await page.evaluate(() => (globalThis as any).location.hash)).toBe('#/access')
     // the page's title has the focus, so the next Tab goes into the page
+    await page.waitForFunction(() => (globalThis as any).document.activeElement?.id === 'page-title')
     expect(await active()).toBe('H1::Access')
 
     // 200 % zoom of a 1280 px wide window: 640 CSS pixels

@@ -83,7 +83,7 @@ function Shell(props: { onSignOut: () => void }) {
         <ul>
           {PAGES.filter((p) => p.nav).map((p) => (
             <li>
-              <a href={`#${p.route}`} aria-current={found?.def === p ? 'page' : undefined}>
+              <a href={`#${p.route}`} aria-current={found && (found.def === p || (p.route !== '/' && found.def.route.startsWith(`${p.route}/`))) ? 'page' : undefined}>
                 {p.nav}
               </a>
             </li>
