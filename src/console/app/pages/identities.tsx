@@ -8,6 +8,7 @@ import { ApiFailure, del, get, patch, post } from '../api.ts'
 import { navigate } from '../router.ts'
 import { serverNow } from '../server-time.ts'
 import { AttributePicker } from '../ui/attributes.tsx'
+import { roleAttributesChange, WhatIf } from '../ui/what-if.tsx'
 import { ErrorLine, Field, Page, useAction } from '../ui/common.tsx'
 import { EntityList, type Column } from '../ui/list.tsx'
 import { QrCode } from '../ui/qr.tsx'
@@ -119,6 +120,9 @@ export function IdentityCreatePage() {
           </Field>
         )}
         <AttributePicker label="Role attributes" source="/identity-role-attributes" value={attributes} onChange={setAttributes} />
+        <WhatIf
+          change={attributes.length > 0 && name.trim() !== '' ? { operation: 'create', entityType: 'identities', body: { name: name.trim(), type, isAdmin, roleAttributes: attributes } } : null}
+        />
         <div class="buttons">
           <button type="submit" disabled={create.busy}>
             Create
@@ -359,6 +363,8 @@ export function IdentityDetailPage(props: { params: Record<string, string> }) {
         <button type="button" disabled={!changedAttributes || act.busy} onClick={() => void act.run('Role attributes saved.', () => patch(path, { roleAttributes: attributes }))}>
           Save role attributes
         </button>
+        {/* what the change would do, before it is saved */}
+        <WhatIf change={changedAttributes ? roleAttributesChange(identity.id, attributes ?? []) : null} />
       </section>
       <section class="card" aria-labelledby="actions-title">
         <h2 id="actions-title">Actions</h2>
