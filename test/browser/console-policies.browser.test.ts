@@ -1,14 +1,12 @@
 // The console's services, configs and policies pages in a real browser against a real controller over HTTPS: a
 // service, a config whose data is checked against its config type's schema (the error shown at the field, then fixed),
 // a Dial service policy and a service edge router policy made through the forms and read back over the API.
-import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import type { Browser, Page } from 'puppeteer-core'
-import { ADMIN, startTestServer, type TestServer } from '../support/harness.ts'
+import { describe, expect, it } from 'bun:test'
+import type { Page } from 'puppeteer-core'
 import { makeClientCert, makeTestCa } from '../support/pki.ts'
-import { buttonSelector, chromiumPath, clickButton, fieldSelector, fill, launchBrowser, newPage, screenshot, waitForText } from '../support/browser.ts'
+import { buttonSelector, chromiumPath, clickButton, consoleFixture, fieldSelector, fill, newPage, screenshot, signIn, waitForText } from '../support/browser.ts'
 
-let srv: TestServer
-let browser: Browser
+const fx = consoleFixture()
 
 const SCHEMA = {
   $schema: 'http://json-schema.org/draft-07/schema#',
@@ -23,21 +21,9 @@ const SCHEMA = {
   },
 }
 
-beforeAll(async () => {
-  srv = await startTestServer()
-  if (chromiumPath()) browser = await launchBrowser()
-}, 60_000)
-
-afterAll(async () => {
-  await browser?.close()
-  await srv?.stop()
-})
-
-async function signIn(page: Page): Promise<void> {
-  await page.goto(`${srv.url}/console/`)
-  await fill(page, 'Username', ADMIN.username)
-  await fill(page, 'Password', ADMIN.password)
-  await clickButton(page, 'Sign in')
+/** Signs in as the admin and waits for the overview. */
+async function signInAdmin(page: Page): Promise<void> {
+  await signIn(page, fx.srv.url)
   await waitForText(page, 'Overview')
 }
 
@@ -70,7 +56,7 @@ async function chooseType(page: Page, typeId: string): Promise<void> {
 }
 
 async function one(path: string, name: string): Promise<any> {
-  const res = await srv.mgmt.get(`${path}?filter=${encodeURIComponent(`name = "${name}"`)}`)
+  const res = await fx.srv.mgmt.get(`${path}?filter=${encodeURIComponent(`name = "${name}"`)}`)
   expect(res.status).toBe(200)
   expect(res.body.data.length).toBe(1)
   return res.body.data[0]
@@ -78,11 +64,11 @@ async function one(path: string, name: string): Promise<any> {
 
 describe.skipIf(!chromiumPath())('the console: services, configs and policies', () => {
   it('creates a service, a schema-checked config, a Dial policy and a service edge router policy through the forms', async () => {
-    const typeId = await srv.create('/config-types', { name: 'db-endpoint.v1', schema: SCHEMA })
-    await srv.create('/identities', { name: 'alice-laptop', type: 'Device', isAdmin: false, roleAttributes: ['sales'] })
-    await srv.create('/edge-routers', { name: 'er-public', roleAttributes: ['public'] })
-    const { page, problems } = await newPage(browser)
-    await signIn(page)
+    const typeId = await fx.srv.create('/config-types', { name: 'db-endpoint.v1', schema: SCHEMA })
+    await fx.srv.create('/identities', { name: 'alice-laptop', type: 'Device', isAdmin: false, roleAttributes: ['sales'] })
+    await fx.srv.create('/edge-routers', { name: 'er-public', roleAttributes: ['public'] })
+    const { page, problems } = await newPage(fx.browser)
+    await signInAdmin(page)
 
     // a service
     await open(page, 'Services')
@@ -114,7 +100,7 @@ describe.skipIf(!chromiumPath())('the console: services, configs and policies', 
     await screenshot(page, '47-config-schema-error-zoom-200')
     expect(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth)).toBeLessThanOrEqual(640)
     await page.setViewport({ width: 1280, height: 860 })
-    expect((await srv.mgmt.get('/configs')).body.data.length).toBe(0)
+    expect((await fx.srv.mgmt.get('/configs')).body.data.length).toBe(0)
     await fill(page, 'port', '5432')
     await page.waitForFunction(() => !(globalThis as any).document.querySelector('.field-error'))
     await clickButton(page, 'Save')
@@ -165,7 +151,7 @@ describe.skipIf(!chromiumPath())('the console: services, configs and policies', 
     await page.waitForSelector(`xpath/.//ul[contains(@class,'chips')]//span[normalize-space()='@db-service']`)
     // the what-if panel: the policy would let alice-laptop (#sales) dial the service, before it is saved
     await waitForText(page, 'alice-laptop could Dial db-service')
-    expect((await srv.mgmt.get('/service-policies')).body.data).toEqual([])
+    expect((await fx.srv.mgmt.get('/service-policies')).body.data).toEqual([])
     await screenshot(page, '34-service-policy-form')
     await clickButton(page, 'Save')
     await page.waitForSelector(`xpath/.//table//a[normalize-space()='dial-db']`)
@@ -182,7 +168,7 @@ describe.skipIf(!chromiumPath())('the console: services, configs and policies', 
     expect(sp.semantic).toBe('AnyOf')
     expect(sp.identityRoles).toEqual(['#sales'])
     expect(sp.serviceRoles).toEqual([`@${svc.id}`])
-    const access = await srv.mgmt.get(`/services/${svc.id}/identities`)
+    const access = await fx.srv.mgmt.get(`/services/${svc.id}/identities`)
     expect(access.body.data.map((i: any) => i.name)).toEqual(['alice-laptop'])
 
     // a service edge router policy (a router policy), roles typed
@@ -206,15 +192,15 @@ describe.skipIf(!chromiumPath())('the console: services, configs and policies', 
     await screenshot(page, '36-delete-confirmation')
     await clickButton(page, 'Delete db-routers')
     await page.waitForSelector(`xpath/.//table//a[normalize-space()='db-routers']`, { hidden: true })
-    expect((await srv.mgmt.get('/service-edge-router-policies')).body.data.map((p: any) => p.name)).not.toContain('db-routers')
+    expect((await fx.srv.mgmt.get('/service-edge-router-policies')).body.data.map((p: any) => p.name)).not.toContain('db-routers')
 
     expect(problems).toEqual([])
     await page.close()
   }, 120_000)
 
   it('shows a new edge router\'s enrollment JWT and re-enrolls it, makes posture checks and auth policies, and verifies a CA', async () => {
-    const { page, problems } = await newPage(browser)
-    await signIn(page)
+    const { page, problems } = await newPage(fx.browser)
+    await signInAdmin(page)
 
     // an edge router: its enrollment JWT on the page is the one the API holds; re-enroll makes a new one
     await open(page, 'Edge routers')
@@ -227,7 +213,7 @@ describe.skipIf(!chromiumPath())('the console: services, configs and policies', 
     const shown = ((await pre!.evaluate((n) => n.textContent)) ?? '').trim()
     await screenshot(page, '38-edge-router-enrollment-jwt')
     const er = await one('/edge-routers', 'er-branch')
-    const detail = (await srv.mgmt.get(`/edge-routers/${er.id}`)).body.data
+    const detail = (await fx.srv.mgmt.get(`/edge-routers/${er.id}`)).body.data
     expect(shown).toBe(detail.enrollmentJwt)
     expect(detail.roleAttributes).toEqual(['branch'])
     await clickButton(page, 'Done')
@@ -238,7 +224,7 @@ describe.skipIf(!chromiumPath())('the console: services, configs and policies', 
       const n = (globalThis as any).document.querySelector('pre.jwt')
       return n && n.textContent.trim() !== old
     }, {}, shown)
-    const again = (await srv.mgmt.get(`/edge-routers/${er.id}`)).body.data.enrollmentJwt
+    const again = (await fx.srv.mgmt.get(`/edge-routers/${er.id}`)).body.data.enrollmentJwt
     expect(again).not.toBe(shown)
     expect(((await (await page.$('pre.jwt'))!.evaluate((n) => n.textContent)) ?? '').trim()).toBe(again)
     await clickButton(page, 'Cancel')
@@ -272,7 +258,7 @@ describe.skipIf(!chromiumPath())('the console: services, configs and policies', 
     expect(ap.secondary.requireTotp).toBe(true)
 
     // a CA: the verification token and the openssl commands, a wrong certificate refused at the field, the right one verifies
-    const ca = await makeTestCa({ commonName: 'branch CA', clock: srv.clock })
+    const ca = await makeTestCa({ commonName: 'branch CA', clock: fx.srv.clock })
     await open(page, 'Certificate authorities')
     await clickButton(page, 'New CA')
     await fill(page, 'Name', 'branch-ca')
@@ -280,20 +266,20 @@ describe.skipIf(!chromiumPath())('the console: services, configs and policies', 
     await clickButton(page, 'Create')
     await waitForText(page, 'openssl req -new')
     const created = await one('/cas', 'branch-ca')
-    const token = (await srv.mgmt.get(`/cas/${created.id}`)).body.data.verificationToken
+    const token = (await fx.srv.mgmt.get(`/cas/${created.id}`)).body.data.verificationToken
     expect(token).toBeTruthy()
     await waitForText(page, token)
-    const wrong = await makeClientCert({ issuer: ca.signer, commonName: 'not the token', clock: srv.clock })
+    const wrong = await makeClientCert({ issuer: ca.signer, commonName: 'not the token', clock: fx.srv.clock })
     await pasteInto(page, 'Verification certificate (PEM)', wrong.certPem)
     await clickButton(page, 'Verify')
     expect(await errorAt(page, 'Verification certificate (PEM)')).toContain('refused by the controller')
     expect(problems.splice(0)).toEqual([expect.stringContaining('status of 400')])
     await screenshot(page, '45-ca-verification')
-    const proof = await makeClientCert({ issuer: ca.signer, commonName: token, clock: srv.clock })
+    const proof = await makeClientCert({ issuer: ca.signer, commonName: token, clock: fx.srv.clock })
     await pasteInto(page, 'Verification certificate (PEM)', proof.certPem)
     await clickButton(page, 'Verify')
     await waitForText(page, 'branch-ca is verified')
-    expect((await srv.mgmt.get(`/cas/${created.id}`)).body.data.isVerified).toBe(true)
+    expect((await fx.srv.mgmt.get(`/cas/${created.id}`)).body.data.isVerified).toBe(true)
 
     // an edge router policy: identities by attribute, the router by @name
     await open(page, 'Edge router policies')

@@ -1,31 +1,19 @@
 // The console in a real browser: served at /console/ with its security headers, sign-in and sign-out.
-import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import type { Browser } from 'puppeteer-core'
-import { ADMIN, startTestServer, type TestServer } from '../support/harness.ts'
-import { buttonSelector, chromiumPath, clickButton, fill, launchBrowser, newPage, screenshot, waitForText } from '../support/browser.ts'
+import { describe, expect, it } from 'bun:test'
+import { ADMIN } from '../support/harness.ts'
+import { buttonSelector, chromiumPath, clickButton, consoleFixture, fill, newPage, screenshot, waitForText } from '../support/browser.ts'
 
-let srv: TestServer
-let browser: Browser
-
-beforeAll(async () => {
-  srv = await startTestServer()
-  if (chromiumPath()) browser = await launchBrowser()
-}, 60_000)
-
-afterAll(async () => {
-  await browser?.close()
-  await srv?.stop()
-})
+const fx = consoleFixture()
 
 describe.skipIf(!chromiumPath())('the console', () => {
   it('is served with a strict CSP and no framing, and signs an admin in and out', async () => {
-    const res = await fetch(`${srv.url}/console/`, { tls: { ca: srv.caPem } } as RequestInit)
+    const res = await fetch(`${fx.srv.url}/console/`, { tls: { ca: fx.srv.caPem } } as RequestInit)
     expect(res.status).toBe(200)
     expect(res.headers.get('content-security-policy')).toContain("script-src 'self'")
     expect(res.headers.get('content-security-policy')).not.toContain('unsafe')
     expect(res.headers.get('x-frame-options')).toBe('DENY')
-    const { page, problems } = await newPage(browser)
-    await page.goto(`${srv.url}/console/`)
+    const { page, problems } = await newPage(fx.browser)
+    await page.goto(`${fx.srv.url}/console/`)
     await fill(page, 'Username', ADMIN.username)
     await fill(page, 'Password', ADMIN.password)
     await screenshot(page, '01-sign-in')

@@ -5,7 +5,10 @@
 import { existsSync, mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { afterAll, beforeAll } from 'bun:test'
 import puppeteer, { type Browser, type Page } from 'puppeteer-core'
+import type { ServerOptions } from '../../src/server.ts'
+import { ADMIN, startTestServer, type TestServer } from './harness.ts'
 
 export const SCREENSHOTS = join(import.meta.dir, '..', 'screenshots', 'console')
 
@@ -83,4 +86,40 @@ export async function waitForText(page: Page, text: string, timeout = 10_000): P
     await page.screenshot({ path: path as `${string}.png`, fullPage: true }).catch(() => undefined)
     throw new Error(`the page never showed ${JSON.stringify(text)} within ${timeout} ms; it shows (${path}):\n${shown.slice(0, 1500)}`, { cause: e })
   }
+}
+
+/**
+ * A test file's console fixture: registers beforeAll/afterAll that start a test server (with `opts`) and, when chromium
+ * is there, a browser; `setUp` runs after both (data the file's tests share). Read them through the getters.
+ */
+export function consoleFixture(opts: Partial<ServerOptions> = {}, setUp?: (srv: TestServer) => Promise<void>): { readonly srv: TestServer; readonly browser: Browser } {
+  let srv: TestServer | undefined
+  let browser: Browser | undefined
+  beforeAll(async () => {
+    srv = await startTestServer(opts)
+    if (chromiumPath()) browser = await launchBrowser()
+    await setUp?.(srv)
+  }, 60_000)
+  afterAll(async () => {
+    await browser?.close()
+    await srv?.stop()
+  })
+  return {
+    get srv() {
+      if (!srv) throw new Error('the test server is not started yet')
+      return srv
+    },
+    get browser() {
+      if (!browser) throw new Error('no browser (chromium missing)')
+      return browser
+    },
+  }
+}
+
+/** Opens the console at `route` and signs in as `who` (the default admin); the page shown next is the route's. */
+export async function signIn(page: Page, baseUrl: string, route = '/', who: { username: string; password: string } = ADMIN): Promise<void> {
+  await page.goto(`${baseUrl}/console/#${route}`)
+  await fill(page, 'Username', who.username)
+  await fill(page, 'Password', who.password)
+  await clickButton(page, 'Sign in')
 }
