@@ -28,7 +28,7 @@ import { ApiError } from '../errors/api-error.ts'
 import { describeThrown } from '../lib/describe-thrown.ts'
 import type { Clock } from '../lib/clock.ts'
 import type { LoggedCommand, ReplicatedLog } from '../actors/runtime/actor-runtime.ts'
-import { EtcdUnavailableError, type EtcdClient, type EtcdEvent } from './etcd-client.ts'
+import { EtcdRequestError, EtcdUnavailableError, type EtcdClient, type EtcdEvent } from './etcd-client.ts'
 import type { CommandSealer } from './cluster-seal.ts'
 
 /** A command as it is stored in etcd (serialized with the structured-clone format: messages are plain data). */
@@ -233,6 +233,12 @@ export class ClusterLog implements ReplicatedLog {
         throw new ApiError('CLUSTER_NO_LEADER')
       }
       this.pending.delete(key)
+      // etcd takes at most 1.5 MiB a request (--max-request-bytes). A request body (at most 1 MiB) stays under it once
+      // sealed, but a command the node makes itself from many records (a repair, a sweep) could pass it: refused whole,
+      // never applied, and said so rather than as a 500
+      if (e instanceof EtcdRequestError && /too large/i.test(e.message)) {
+        throw ApiError.withMessage('REQUEST_ENTITY_TOO_LARGE', `the change is too large for the cluster's log (${value.length} bytes sealed; etcd takes about 1.1 MB)`)
+      }
       throw e
     }
     this.ownKeys.push({ key, revision })

@@ -19,6 +19,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { readFileSync, renameSync, rmSync, statSync } from 'node:fs'
 import { APPLIED_KEY } from '../actors/runtime/actor-runtime.ts'
+import { ApiError } from '../errors/api-error.ts'
 import { copyStore, openStoreCopy } from '../store/store-copy.ts'
 import { sealKeyPathOf } from '../store/store-seal.ts'
 import type { Store } from '../store/store-env.ts'
@@ -55,9 +56,8 @@ export function checkPeerProof(secret: Buffer, proof: string | null, now: number
 export function snapshotRoute(o: { store: Store; secret: Buffer; now: () => number; note: (line: string) => void }): (req: Request) => Promise<Response> {
   return async (req) => {
     const node = checkPeerProof(o.secret, req.headers.get(PEER_HEADER), o.now())
-    if (!node) {
-      return Response.json({ error: { code: 'UNAUTHORIZED', message: 'only a member of this cluster may fetch its state' } }, { status: 401 })
-    }
+    // the error envelope of every refusal (rendered by the app with the request's id)
+    if (!node) throw ApiError.withMessage('UNAUTHORIZED', 'only a member of this cluster may fetch its state')
     const temp = `${o.store.path}.peer-snapshot-${process.pid}-${Date.now()}.tmp`
     try {
       await copyStore(o.store, temp)

@@ -87,7 +87,9 @@ describe.skipIf(!etcdAvailable())('a member behind the compaction point', () => 
     // the snapshot route: no proof or a forged one is 401; a member's proof gets the store's copy
     const url = `${a.url}${SNAPSHOT_PATH}`
     const tls = { ca: a.caPem }
-    expect((await fetch(url, { tls } as RequestInit)).status).toBe(401)
+    const refused = await fetch(url, { tls } as RequestInit)
+    expect(refused.status).toBe(401)
+    expect(((await refused.json()) as { error: { code: string; requestId: string } }).error).toMatchObject({ code: 'UNAUTHORIZED', requestId: expect.any(String) })
     const forged = peerProof(Buffer.alloc(32, 7), 'node-b', a.clock.now())
     expect((await fetch(url, { tls, headers: { [PEER_HEADER]: forged } } as RequestInit)).status).toBe(401)
     const stale = peerProof(peerSecretOf(dirB), 'node-b', a.clock.now() - 120_000)
@@ -108,4 +110,5 @@ describe.skipIf(!etcdAvailable())('a member behind the compaction point', () => 
     expect(after).not.toContain('forged')
     client.close()
   }, 60_000)
+
 })
