@@ -126,7 +126,6 @@ export class ClusterLog implements ReplicatedLog {
   private readonly submitRetryMs: number
   /** The log's revision as etcd last told it (watch headers): the lag is this minus the applied revision. */
   private headRevision = 0
-  private lastAppliedAt = 0
   /** The revisions of this node's own commands, oldest first (the janitor deletes their keys once all nodes applied them). */
   readonly ownKeys: Array<{ key: string; revision: number }> = []
 
@@ -154,9 +153,6 @@ export class ClusterLog implements ReplicatedLog {
   /** Revisions etcd has that this node has not applied yet (0 when it knows of none). */
   get lagRevisions(): number {
     return Math.max(0, this.headRevision - this.appliedRevision)
-  }
-  get lastAppliedAtMs(): number {
-    return this.lastAppliedAt
   }
 
   /**
@@ -308,7 +304,6 @@ export class ClusterLog implements ReplicatedLog {
       pending?.reject(new Error('the command could not be read back'))
       return
     }
-    this.lastAppliedAt = Date.now()
     if (cmd.a === BARRIER) {
       pending?.resolve(undefined)
       return

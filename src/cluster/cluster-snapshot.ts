@@ -73,7 +73,7 @@ export function snapshotRoute(o: { store: Store; secret: Buffer; now: () => numb
 }
 
 /** The applied revision and cluster id recorded in a store file (a copy), read without changing it. */
-export function revisionOfCopy(path: string): number {
+function revisionOfCopy(path: string): number {
   return readCopyMeta(path).revision
 }
 

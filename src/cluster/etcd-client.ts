@@ -355,12 +355,6 @@ export class EtcdClient {
     return { deleted: int(res.deleted), revision: headerRevision(res) }
   }
 
-  /** Deletes every key that starts with `prefix`. */
-  async deletePrefix(prefix: string): Promise<{ deleted: number; revision: number }> {
-    const res = await this.call('/v3/kv/deleterange', prefixRange(prefix))
-    return { deleted: int(res.deleted), revision: headerRevision(res) }
-  }
-
   /**
    * Compacts the history below `revision` (physical: answers once the space is reclaimed). Compacting at or below an
    * earlier compaction is a no-op (the history is already gone), not an error; a future revision throws.

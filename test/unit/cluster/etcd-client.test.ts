@@ -113,7 +113,8 @@ describe.skipIf(!etcdAvailable())('EtcdClient against a 3-member etcd', () => {
 
     const one = await client.deleteRange('r0')
     expect(one.deleted).toBe(1)
-    const gone = await client.deletePrefix('r/')
+    // the range of the prefix r/: up to r0 ('0' follows '/')
+    const gone = await client.deleteRange('r/', 'r0')
     expect(gone.deleted).toBe(3)
     expect(gone.revision).toBe(one.revision + 1)
     expect((await client.range('r/', { prefix: true })).kvs).toEqual([])
