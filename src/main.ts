@@ -47,7 +47,7 @@ Config file only: authRateLimiter {enabled, minSize 5, maxSize 250}, commandRate
   connectionLimits {handshakeTimeout 10s, headersTimeout 10s, requestTimeout 30s, keepAliveTimeout 65s,
   writeTimeout 30s, maxHeaderBytes 16384, maxHeaders 100, maxConnections 10000, maxConnectionsPerAddress 2000},
   oidc {enabled true (EDGEPLANE_OIDC=on|off), accessTokenDuration 30m, idTokenDuration 30m, refreshTokenDuration 24h,
-  redirectURIs, postLogoutURIs, advertiseCsrCapability false} (see the README).
+  redirectURIs, postLogoutURIs, advertiseCsrCapability false} (see docs/operators/settings.md).
   --no-console            do not serve the web console at /console/  key: console.enabled  EDGEPLANE_CONSOLE=on|off  default on
   --snapshot-dir DIR      where database snapshots go      key: snapshotDir    EDGEPLANE_SNAPSHOT_DIR     default: the data directory
   --cluster-endpoints URL[,URL...]  etcd client URLs: run as a node of a cluster (with --node-name)

@@ -1,7 +1,7 @@
 // A real browser for the console's end-to-end tests: Debian's chromium (installed by .ci/run), driven headless by
 // puppeteer-core (no browser download). Tests start the real server (startTestServer) over HTTPS; the browser trusts
 // nothing but is told to accept the test's self-signed certificate. Screenshots go to test/screenshots/console/, which
-// the README links to.
+// docs/api-users/console.md links to.
 import { existsSync, mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
