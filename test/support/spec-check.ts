@@ -1,7 +1,9 @@
 /**
- * Checks a JSON answer against the official edge-api swagger 2.0 documents (../shared/reference/edge-api/client.yml
- * and management.yml), as a client generated from them would read it, plus what clients generated from older specs
- * need. The harness runs it on every answer its clients receive; it never changes an answer.
+ * Checks a JSON answer against the official edge-api swagger 2.0 documents, as a client generated from them would read
+ * it, plus what clients generated from older specs need. The harness runs it on every answer its clients receive; it
+ * never changes an answer. The documents are read from their vendored form in test/fixtures/edge-api/ (client.json,
+ * management.json: openziti/edge-api's client.yml and management.yml without descriptions and examples, written by
+ * scripts/vendor-edge-api.ts; commit and license in SOURCE there).
  *
  * - The operation is found from method and path: the API prefix says which spec, bare paths and /edge/v1 are Client API
  *   aliases, root /version is the client spec's /version. A path or method absent from the spec fails unless it is one
@@ -31,7 +33,8 @@ import { EDGEPLANE_EXTENSIONS } from '../../src/http/http-openapi.ts'
 
 export type SpecName = 'client' | 'management'
 
-export const SPEC_DIR = join(import.meta.dir, '..', '..', '..', 'shared', 'reference', 'edge-api')
+/** The vendored documents, `<spec>.json` (see scripts/vendor-edge-api.ts). */
+export const SPEC_DIR = join(import.meta.dir, '..', 'fixtures', 'edge-api')
 
 const PREFIXES: readonly [string, SpecName][] = [
   ['/edge/client/v1', 'client'],
@@ -49,7 +52,7 @@ export function specPathOf(pathname: string): { spec: SpecName; path: string } {
 }
 
 type Schema = Record<string, unknown>
-/** A parameter of an operation (the path item's and the operation's own). */
+/** A parameter of an operation (the path item's and the operation's own), by what the checks use of it. */
 export interface SpecParameter {
   name: string
   in: 'path' | 'query' | 'body' | 'header' | 'formData'
@@ -73,6 +76,9 @@ interface LoadedSpec {
   definitions: Schema[]
 }
 
+/** A swagger 2.0 document as the checker reads it. */
+export type SpecDocument = LoadedSpec['doc']
+
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options']
 
 const specs = new Map<SpecName, LoadedSpec>()
@@ -86,27 +92,51 @@ export function specDocument(name: SpecName): LoadedSpec['doc'] {
 function loadSpec(name: SpecName): LoadedSpec {
   const cached = specs.get(name)
   if (cached) return cached
-  const file = join(SPEC_DIR, `${name}.yml`)
-  // Bun's YAML parser reads management.yml (1.3 MB) in ~0.1 s, the yaml package in ~4 s, and it resolves the
-  // documents' `!!float` tags to numbers.
-  const doc = Bun.YAML.parse(readFileSync(file, 'utf8')) as LoadedSpec['doc']
+  const spec = buildSpec(name, JSON.parse(readFileSync(join(SPEC_DIR, `${name}.json`), 'utf8')) as LoadedSpec['doc'])
+  specs.set(name, spec)
+  for (const a of engines.values()) addDefinitions(a, spec)
+  return spec
+}
+
+/** What the checker makes of a swagger document: operations in matching order, definitions adapted to JSON schema. */
+function buildSpec(name: SpecName, doc: LoadedSpec['doc']): LoadedSpec {
   const paths: PathEntry[] = []
+  const param = (p: SpecParameter): SpecParameter => ({ name: p.name, in: p.in })
   for (const [template, item] of Object.entries(doc.paths)) {
     const ops = new Map<string, Operation>()
-    const shared = (item.parameters as SpecParameter[] | undefined) ?? []
+    const shared = ((item.parameters as SpecParameter[] | undefined) ?? []).map(param)
     for (const [m, o] of Object.entries(item)) {
       if (!HTTP_METHODS.includes(m)) continue
       const op = o as { responses?: Operation['responses']; parameters?: SpecParameter[] }
-      ops.set(m.toUpperCase(), { template, method: m.toUpperCase(), parameters: [...shared, ...(op.parameters ?? [])], responses: op.responses ?? {} })
+      ops.set(m.toUpperCase(), { template, method: m.toUpperCase(), parameters: [...shared, ...(op.parameters ?? []).map(param)], responses: op.responses ?? {} })
     }
     paths.push({ template, re: templateRe(template), literals: template.split('/').filter((s) => s !== '' && !s.startsWith('{')).length, ops })
   }
   // Literal segments win over templates (`/identities/roles` before `/identities/{id}`).
   paths.sort((a, b) => b.literals - a.literals)
-  const spec = { doc, paths, definitions: adaptDefinitions(name, doc.definitions) }
-  specs.set(name, spec)
-  for (const a of engines.values()) addDefinitions(a, spec)
-  return spec
+  return { doc, paths, definitions: adaptDefinitions(name, doc.definitions) }
+}
+
+/**
+ * Everything the checker takes from a swagger document, as plain data: the operations in the order they are matched
+ * (each with its parameters and, by status, the response schema adapted as it is checked, or null for a response
+ * without one) and the adapted definitions. Two documents with equal views pass and fail the same answers; the test
+ * of the vendored documents compares the view of each with that of its upstream YAML.
+ */
+export function checkerView(name: SpecName, doc: SpecDocument): unknown {
+  const spec = buildSpec(name, doc)
+  const ctx = { spec: name, defs: doc.definitions }
+  return {
+    operations: spec.paths.flatMap((p) =>
+      [...p.ops.values()].map((op) => ({
+        template: op.template,
+        method: op.method,
+        parameters: op.parameters,
+        responses: Object.fromEntries(Object.entries(op.responses).map(([status, r]) => [status, r?.schema ? adapt(r.schema, ctx, undefined) : null])),
+      })),
+    ),
+    definitions: spec.definitions,
+  }
 }
 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
@@ -187,6 +217,8 @@ function declared(s: Schema, ctx: AdaptCtx, out = new Set<string>(), depth = 0):
   return out
 }
 
+const PROSE = new Set(['description', 'title', 'example', 'examples'])
+
 function adapt(s: unknown, ctx: AdaptCtx, siblings: Set<string> | undefined): unknown {
   if (Array.isArray(s)) return s.map((x) => adapt(x, ctx, undefined))
   if (s === null || typeof s !== 'object') return s
@@ -195,7 +227,8 @@ function adapt(s: unknown, ctx: AdaptCtx, siblings: Set<string> | undefined): un
   const names = Array.isArray(node.allOf) ? declared(node, ctx) : undefined
   for (const [k, v] of Object.entries(node)) {
     // `items: null` (management.yml controllerSettingsList) is no schema: read it as "anything", as go-swagger does.
-    if (k.startsWith('x-') || k === 'discriminator' || k === 'example' || k === 'examples' || v === null) continue
+    // Prose (description, title, examples) checks nothing: dropped, as the vendored documents drop it.
+    if (k.startsWith('x-') || k === 'discriminator' || PROSE.has(k) || v === null) continue
     if (k === '$ref') out.$ref = defId(ctx.spec, refName(v as string))
     else if (k === 'properties') {
       const props: Schema = {}
@@ -210,7 +243,7 @@ function adapt(s: unknown, ctx: AdaptCtx, siblings: Set<string> | undefined): un
   }
   // go-swagger reads a bare `type: object` (no properties, no additionalProperties) as interface{}: any JSON value
   // (the values of `tags`, of a service's `config` map, a config type's `schema`).
-  if (out.type === 'object' && Object.keys(out).every((k) => k === 'type' || k === 'description' || k === 'title')) delete out.type
+  if (out.type === 'object' && Object.keys(out).every((k) => k === 'type')) delete out.type
   if (node['x-nullable'] !== true || isMap(node, ctx)) return out
   if (typeof out.type === 'string') {
     out.type = [out.type, 'null']
