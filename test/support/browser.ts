@@ -1,7 +1,8 @@
 // A real browser for the console's end-to-end tests: Debian's chromium (installed by .ci/run), driven headless by
 // puppeteer-core (no browser download). Tests start the real server (startTestServer) over HTTPS; the browser trusts
-// nothing but is told to accept the test's self-signed certificate. Screenshots go to test/screenshots/console/, which
-// docs/api-users/console.md links to.
+// nothing but is told to accept the test's self-signed certificate. Screenshots go to test/output/screenshots/console/
+// (ignored by git, so a test run leaves the tree clean), or to EDGEPLANE_SCREENSHOTS: `bun run screenshots`
+// (scripts/screenshots.ts) points it at test/screenshots/console/, the committed ones docs/api-users/console.md links to.
 import { existsSync, mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -10,7 +11,7 @@ import puppeteer, { type Browser, type Page } from 'puppeteer-core'
 import type { ServerOptions } from '../../src/server.ts'
 import { ADMIN, startTestServer, type TestServer } from './harness.ts'
 
-export const SCREENSHOTS = join(import.meta.dir, '..', 'screenshots', 'console')
+export const SCREENSHOTS = process.env.EDGEPLANE_SCREENSHOTS || join(import.meta.dir, '..', 'output', 'screenshots', 'console')
 
 const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome']
 
