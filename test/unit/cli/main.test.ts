@@ -38,7 +38,7 @@ describe('edgeplane command line', () => {
       '--admin-password', '--san', '--session-timeout', 'EDGEPLANE_DATA', 'EDGEPLANE_LISTEN', 'EDGEPLANE_ADMIN_USERNAME',
       'EDGEPLANE_ADMIN_PASSWORD', 'EDGEPLANE_SANS', 'EDGEPLANE_SESSION_TIMEOUT', 'EDGEPLANE_CONFIG', 'backup', 'restore',
       'status', '--out', '--from', '--url', 'EDGEPLANE_USERNAME', 'EDGEPLANE_PASSWORD', '--cluster-endpoints', '--node-name',
-      'EDGEPLANE_CLUSTER_ENDPOINTS', 'EDGEPLANE_NODE_NAME', 'EDGEPLANE_CLUSTER_PREFIX', 'cluster status', 'cluster remove NAME', '--force', '--no-console', 'EDGEPLANE_CONSOLE']) {
+      'EDGEPLANE_CLUSTER_ENDPOINTS', 'EDGEPLANE_NODE_NAME', 'EDGEPLANE_CLUSTER_PREFIX', 'cluster status', 'cluster remove NAME', '--force', '--no-console', 'EDGEPLANE_CONSOLE', '--server-timing', 'EDGEPLANE_SERVER_TIMING']) {
       expect(r.stdout).toContain(word)
     }
   })
