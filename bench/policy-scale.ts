@@ -77,9 +77,12 @@ export async function startController(dataDir: string, adminPassword = ADMIN_PAS
   const compiled = !main.endsWith('.ts')
   if (compiled && bunFlags.length > 0) throw new Error(`bun flags (${bunFlags.join(' ')}) cannot be given to the compiled binary ${main}`)
   const command = compiled ? [main] : ['bun', ...bunFlags, main]
+  // the server-side figures read the server-timing header, which the controller sends only when asked (by the
+  // variable, not the flag: an older checkout compared against this one ignores it rather than refusing to start)
   const proc = Bun.spawn([...command, 'run', '--data', dataDir, '--listen', '127.0.0.1:0', '--admin-password', adminPassword], {
     stdout: 'pipe',
     stderr: 'pipe',
+    env: { ...process.env, EDGEPLANE_SERVER_TIMING: 'on' },
   })
   void forwardStderr(proc.stderr)
   const reader = proc.stdout.getReader()

@@ -28,6 +28,8 @@
  * `bun run bench cluster` runs only the cluster figures (bench/bench-cluster.ts): a 3-member etcd and 3 nodes against one
  * node, in one run (issue 23); not part of the default run (it needs etcd and takes minutes). BENCH_CATCHUP_WRITES
  * (default 20,000) and BENCH_LAG_SAMPLES (default 300).
+ * `bun run bench digest [records]` runs only the state digest figures of GET /cluster (bench/bench-digest.ts) on a store
+ * of that many records (default 200,000); no server or etcd.
  * `bun run bench reads` runs only the four read figures (bridge, Bun.serve, GET /version, GET /current-identity).
  * Environment: BENCH_SECONDS (per figure, default 3); BENCH_ROUNDS (rounds of the GET /version figures, default 3);
  * BENCH_NO_WRK=1 uses the in-process client even with wrk.
@@ -330,6 +332,9 @@ if (process.argv[2] === 'policy') {
     catchUpWrites: Number(process.env.BENCH_CATCHUP_WRITES ?? 20_000),
     lagSamples: Number(process.env.BENCH_LAG_SAMPLES ?? 300),
   })
+} else if (process.argv[2] === 'digest') {
+  const { runDigestBench } = await import('./bench-digest.ts')
+  await runDigestBench(Number(process.argv[3] ?? 200_000))
 } else if (process.argv[2] === 'reads') {
   printTargets(await main(true))
 } else if (process.argv[2] === 'logins') {

@@ -49,6 +49,8 @@ Config file only: authRateLimiter {enabled, minSize 5, maxSize 250}, commandRate
   oidc {enabled true (EDGEPLANE_OIDC=on|off), accessTokenDuration 30m, idTokenDuration 30m, refreshTokenDuration 24h,
   redirectURIs, postLogoutURIs, advertiseCsrCapability false} (see docs/operators/settings.md).
   --no-console            do not serve the web console at /console/  key: console.enabled  EDGEPLANE_CONSOLE=on|off  default on
+  --server-timing         send server-timing: app;dur=<ms> (time spent in the app) on every answer, to every client,
+                          anonymous logins too             key: serverTiming   EDGEPLANE_SERVER_TIMING=on|off  default off
   --snapshot-dir DIR      where database snapshots go      key: snapshotDir    EDGEPLANE_SNAPSHOT_DIR     default: the data directory
   --cluster-endpoints URL[,URL...]  etcd client URLs: run as a node of a cluster (with --node-name)
                                                            key: cluster.endpoints  EDGEPLANE_CLUSTER_ENDPOINTS  default: none (a single node)
@@ -89,6 +91,7 @@ async function run(argv: string[]): Promise<number> {
         'cluster-endpoints': { type: 'string', multiple: true },
         'node-name': { type: 'string' },
         'no-console': { type: 'boolean' },
+        'server-timing': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -119,6 +122,7 @@ async function run(argv: string[]): Promise<number> {
     clusterEndpoints: values['cluster-endpoints'] as string[] | undefined,
     nodeName: values['node-name'] as string | undefined,
     noConsole: values['no-console'] === true,
+    serverTiming: values['server-timing'] === true,
   }
   let config
   try {
@@ -155,6 +159,7 @@ async function run(argv: string[]): Promise<number> {
       oidc: definedOnly(config.oidc),
       cluster: config.cluster,
       console: config.console,
+      serverTiming: config.serverTiming,
       // an error nothing caught is logged and the controller goes on (src/lib/last-resort.ts)
       catchStrayErrors: true,
     })

@@ -159,6 +159,8 @@ export interface ServerOptions {
   oidc?: Partial<OidcSettings>
   /** Serve the web console at `/console/` (default true). */
   console?: boolean
+  /** Send `server-timing: app;dur=<ms>` on every answer (default false: http/http-app.ts AppDeps). */
+  serverTiming?: boolean
   /** The bounded queue of write requests (the real controller's command rate limiter). */
   writeQueue?: Partial<WriteQueueSettings>
   /** A separate plain-HTTP address serving /metrics without a session; absent = /metrics on the listener, admins only. */
@@ -589,6 +591,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     metrics: httpMetrics,
     writeQueue,
     oidc: oidcApp,
+    serverTiming: opts.serverTiming === true,
     rootRoutes: {
       // the web console: a page and its assets built into the binary (console/console-build.ts)
       ...(opts.console !== false ? consoleRoutes(CONSOLE) : {}),

@@ -16,7 +16,7 @@ import type { Store } from '../store/store-env.ts'
 import { ClusterLog, type LogTarget } from './cluster-log.ts'
 import { ClusterMembership } from './cluster-membership.ts'
 import { EtcdClient } from './etcd-client.ts'
-import { stateDigest, type StateDigest } from './cluster-digest.ts'
+import { stateDigester, type StateDigest } from './cluster-digest.ts'
 import { DEFAULT_CLUSTER_PREFIX, NODE_NAME_PATTERN } from '../lib/cluster-names.ts'
 import { fetchSnapshot, installSnapshot, peerSecretOf } from './cluster-snapshot.ts'
 import { commandSealerOf } from './cluster-seal.ts'
@@ -50,7 +50,8 @@ export interface ClusterNode {
   catchUp(): Promise<void>
   /** Writes this node's record (after the listener opens: its address is known then). */
   join(node: { certPem: string; fingerprint: string; baseUrl: string }): Promise<void>
-  digest(): StateDigest
+  /** The digest of the state at the applied revision (cluster-digest.ts: in slices, cached per revision). */
+  digest(): Promise<StateDigest>
   stop(): Promise<void>
 }
 
@@ -202,6 +203,7 @@ export async function openClusterNode(o: {
   })
   o.deps.log = log
   let membership: ClusterMembership | undefined
+  const digester = stateDigester(o.store)
   const node: ClusterNode = {
     settings,
     log,
@@ -252,8 +254,10 @@ export async function openClusterNode(o: {
       })
       membership.start()
     },
-    digest: () => stateDigest(o.store),
+    digest: () => digester.digest(),
     async stop() {
+      // before the store closes: a digest in progress lets its read transaction go
+      await digester.stop()
       await membership?.stop()
       log.stop()
       client.close()

@@ -27,7 +27,7 @@ export interface ClusterReadView {
   isOnline(name: string): boolean
   endpointStatus(): Promise<EndpointStatus[]>
   registeredRevisions(): Promise<ReadonlyMap<string, number>>
-  digest(): StateDigest
+  digest(): Promise<StateDigest>
 }
 
 const NO_PEERS: ReadonlyMap<string, NodeLiveness> = new Map()

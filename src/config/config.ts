@@ -95,6 +95,8 @@ export const ConfigFileSchema = Type.Object(
     ),
     /** The web console at /console/ (README, "Web console"): on by default. */
     console: Type.Optional(Type.Object({ enabled: Type.Optional(Type.Boolean()) }, { additionalProperties: false })),
+    /** `server-timing: app;dur=<ms>` on every answer (docs/operators/settings.md): off by default. */
+    serverTiming: Type.Optional(Type.Boolean()),
     /** A node of a cluster on etcd (README, "Running a cluster"): all three, or endpoints and nodeName, or none. */
     cluster: Type.Optional(
       Type.Object(
@@ -173,6 +175,8 @@ export interface Config {
   cluster?: ClusterConfig
   /** Serve the web console at /console/ (default true). */
   console: boolean
+  /** Send `server-timing: app;dur=<ms>` on every answer (default false). */
+  serverTiming: boolean
 }
 
 /** The cluster settings of a node (src/cluster/cluster-node.ts ClusterSettings). */
@@ -230,6 +234,8 @@ export interface ConfigFlags {
   nodeName?: string
   /** `--no-console`: true turns the web console off. */
   noConsole?: boolean
+  /** `--server-timing`: true sends the server-timing header. */
+  serverTiming?: boolean
 }
 
 export class ConfigError extends Error {}
@@ -334,6 +340,9 @@ export function resolveConfig(flags: ConfigFlags, env: Record<string, string | u
   const consoleEnv = env.EDGEPLANE_CONSOLE
   if (consoleEnv !== undefined && consoleEnv !== 'on' && consoleEnv !== 'off') throw new ConfigError(`EDGEPLANE_CONSOLE '${consoleEnv}' is not on or off`)
   const consoleOn = flags.noConsole ? false : consoleEnv !== undefined ? consoleEnv === 'on' : (file.console?.enabled ?? true)
+  const timingEnv = env.EDGEPLANE_SERVER_TIMING
+  if (timingEnv !== undefined && timingEnv !== 'on' && timingEnv !== 'off') throw new ConfigError(`EDGEPLANE_SERVER_TIMING '${timingEnv}' is not on or off`)
+  const serverTiming = flags.serverTiming ? true : timingEnv !== undefined ? timingEnv === 'on' : (file.serverTiming ?? false)
   const limits = file.connectionLimits ?? {}
   const limitMs = (key: 'handshakeTimeout' | 'headersTimeout' | 'requestTimeout' | 'keepAliveTimeout' | 'writeTimeout') => {
     const text = limits[key]
@@ -388,6 +397,7 @@ export function resolveConfig(flags: ConfigFlags, env: Record<string, string | u
     },
     cluster,
     console: consoleOn,
+    serverTiming,
   }
 }
 

@@ -42,6 +42,11 @@ export interface AppDeps {
   writeQueue?: WriteQueue
   /** The `/oidc` tree (http/oidc/oidc-app.ts), any method; absent when OIDC is off (its paths then 404 as unknown). */
   oidc?: (request: Request, requestId: string) => Promise<Response>
+  /**
+   * Send `server-timing: app;dur=<ms>` (the time spent in the app) on every answer: the `serverTiming` setting, off
+   * by default, since it hands every client, anonymous ones too, the server's own timing of a password check.
+   */
+  serverTiming?: boolean
 }
 
 const CORS_HEADERS = {
@@ -163,17 +168,18 @@ export function buildApp(routes: readonly RouteDef[], deps: AppDeps): App {
   /** The headers of every answer that do not depend on it. */
   const staticHeaders = ['server', `edgeplane/${deps.version}`, 'ziti-instance-id', deps.instanceId]
   const corsHeaders = Object.entries(CORS_HEADERS).flat()
+  const serverTiming = deps.serverTiming === true
   /**
-   * The common headers; `server-timing` carries the time spent in the app (benchmarks read it). CORS headers go only
-   * to a request that names its `Origin` (a browser's cross-origin request; SDKs send none). The answer is recorded
-   * under the route that served `req` (or as `other`).
+   * The common headers; `server-timing` carries the time spent in the app when the setting asks for it (benchmarks
+   * turn it on and read it). CORS headers go only to a request that names its `Origin` (a browser's cross-origin
+   * request; SDKs send none). The answer is recorded under the route that served `req` (or as `other`).
    */
   const common = (response: Response, origin: string | null, startedAt: number, req?: Request): Answer => {
     const ms = performance.now() - startedAt
-    // (Number#toFixed costs more than the rest of this function)
     const recorder = req ? recorders.get(req) : undefined
     ;(recorder ?? deps.metrics?.other)?.(response.status, ms)
-    const headers = ['server-timing', `app;dur=${Math.round(ms * 1000) / 1000}`, ...staticHeaders]
+    // (Number#toFixed costs more than the rest of this function)
+    const headers = serverTiming ? ['server-timing', `app;dur=${Math.round(ms * 1000) / 1000}`, ...staticHeaders] : [...staticHeaders]
     if (origin) headers.push('access-control-allow-origin', origin, 'vary', 'Origin', ...corsHeaders)
     return { response, headers }
   }

@@ -38,8 +38,11 @@ export interface ClusterView {
   endpointStatus(): Promise<EtcdMemberStatus[]>
   /** etcd: the applied revision each node last registered (empty when etcd does not answer). */
   registeredRevisions(): Promise<ReadonlyMap<string, number>>
-  /** The digest of this node's replicated state at its applied revision. */
-  digest(): { revision: number; digest: string; records: number }
+  /**
+   * The digest of this node's replicated state at its applied revision: computed in slices that leave the event loop
+   * free between them, and kept while the revision does not move (cluster/cluster-digest.ts).
+   */
+  digest(): Promise<{ revision: number; digest: string; records: number }>
 }
 
 /** One node as `GET /cluster` shows it. */
@@ -58,7 +61,7 @@ const CLIENT_API_SUFFIX = '/edge/client/v1'
  * asked now), every node (joined records and live keys), and the digest of this node's state. Reads only.
  */
 export async function clusterStatus(view: ClusterView, nodes: Iterable<{ id: string; apiAddresses: Record<string, { url: string }[]> }>) {
-  const [endpoints, registered] = await Promise.all([view.endpointStatus(), view.registeredRevisions()])
+  const [endpoints, registered, digest] = await Promise.all([view.endpointStatus(), view.registeredRevisions(), view.digest()])
   const live = view.live()
   const records = new Map<string, { apiAddresses: Record<string, { url: string }[]> }>()
   for (const n of nodes) records.set(n.id, n)
@@ -85,7 +88,7 @@ export async function clusterStatus(view: ClusterView, nodes: Iterable<{ id: str
     lagRevisions: view.lagRevisions(),
     etcd: { reachable: etcd.reachable, error: etcd.error, endpoints },
     nodes: rows,
-    digest: view.digest(),
+    digest,
   }
 }
 

@@ -7,7 +7,8 @@
  * freed pages that held them in plain text are gone from it.
  * Commits are fsynced before their promise resolves (overlappingSync off), so an acknowledged write survives kill -9.
  * The directory holds password and token hashes and the CA keys: it and everything in it stay private to the owner
- * (directories 0700, files 0600), created so and checked (and fixed, with a warning) at every start.
+ * (directories 0700, files 0600), created so and checked (and fixed) at every start, with a warning when it already
+ * held data (a non-empty file: a new directory, such as a fresh checkout's data/, is fixed quietly).
  */
 import { asBinary, open, type Database, type RootDatabase } from 'lmdb'
 import { randomBytes } from 'node:crypto'
@@ -57,15 +58,28 @@ export const MAP_SIZE_BYTES = 64 * 1024 ** 3
 export const PRIVATE_DIR_MODE = 0o700
 export const PRIVATE_FILE_MODE = 0o600
 
+/** What `makePrivate` did, and whether anyone could have read something there before. */
+export interface MadePrivate {
+  /** One line per path whose mode it narrowed. */
+  changed: string[]
+  /**
+   * Whether the tree held anything with content: a non-empty file, a symbolic link or a special file. A tree of
+   * directories and empty files (a fresh checkout's `data/` with its `.gitkeep`) gave nothing away.
+   */
+  heldData: boolean
+}
+
 /**
  * Takes away every permission of group and others from `dir` and everything below it (symbolic links are left
- * alone); answers one line per path it changed.
+ * alone); says which paths it changed, and whether the tree held any data.
  */
-export function makePrivate(dir: string): string[] {
+export function makePrivate(dir: string): MadePrivate {
   const changed: string[] = []
+  let heldData = false
   const pending = [dir]
   for (let path = pending.pop(); path !== undefined; path = pending.pop()) {
     const st = lstatSync(path)
+    if (!st.isDirectory() && !(st.isFile() && st.size === 0)) heldData = true
     if (st.isSymbolicLink()) continue
     const mode = st.mode & 0o777
     if (st.isDirectory()) for (const name of readdirSync(path)) pending.push(join(path, name))
@@ -74,7 +88,7 @@ export function makePrivate(dir: string): string[] {
     chmodSync(path, wanted)
     changed.push(`${path} was open to other users (mode ${mode.toString(8).padStart(4, '0')}); now ${wanted.toString(8).padStart(4, '0')}`)
   }
-  return changed
+  return { changed, heldData }
 }
 
 export interface OpenStoreOptions {
@@ -186,7 +200,10 @@ export async function openStore(dataDir: string, opts: OpenStoreOptions = {}): P
     if (!existsSync(path) || statSync(path).size === 0) throw new Error(`${dataDir} holds no edgeplane data (no ${path}, or it is empty)`)
   } else {
     mkdirSync(dataDir, { recursive: true, mode: PRIVATE_DIR_MODE })
-    for (const line of makePrivate(dataDir)) opts.warn?.(`warning: ${line}`)
+    // a directory that holds nothing yet (a fresh checkout's data/, 0755 with an empty .gitkeep) is made private
+    // quietly: nobody could have read anything from it
+    const made = makePrivate(dataDir)
+    if (made.heldData) for (const line of made.changed) opts.warn?.(`warning: ${line}`)
     for (const name of readdirSync(dataDir)) if (COMPACT_TEMP.test(name)) rmSync(join(dataDir, name), { force: true })
     // LMDB creates missing files 0644: create them empty and private first (an empty file is a new environment)
     for (const file of [path, `${path}-lock`]) closeSync(openSync(file, 'a', PRIVATE_FILE_MODE))

@@ -50,9 +50,9 @@ describe.skipIf(!etcdAvailable())('the cluster janitor', () => {
     // compaction: once 1,000 revisions can go, up to the lowest revision a registered node stored, in chunks
     await Promise.all(Array.from({ length: 2_500 }, (_, i) => client.put(`${prefix}/filler/${i}`, 'x')))
     await a.create('/services', { name: 'after-the-filler', encryptionRequired: true })
-    const stored = () => a!.server.cluster!.digest().revision
-    await eventually(async () => (await client.compactRevision()) >= stored() - 1 && stored() > 2_500, 'etcd compacted up to the stored revision')
-    expect(await client.compactRevision()).toBeLessThanOrEqual(stored())
+    const stored = async () => (await a!.server.cluster!.digest()).revision
+    await eventually(async () => (await client.compactRevision()) >= (await stored()) - 1 && (await stored()) > 2_500, 'etcd compacted up to the stored revision')
+    expect(await client.compactRevision()).toBeLessThanOrEqual(await stored())
     client.close()
   }, 60_000)
 })

@@ -76,8 +76,8 @@ describe.skipIf(!etcdAvailable())('a member behind the compaction point', () => 
     const names = (await b.mgmt.get('/services?limit=100')).body.data.map((s: { name: string }) => s.name)
     for (let i = 0; i < 5; i++) expect(names).toContain(`while-b-was-down-${i}`)
     // the digests are read from each store with the revision stored in it: equal revisions must give equal digests
-    await eventually(() => {
-      const [da, db] = [a.server.cluster!.digest(), b.server.cluster!.digest()]
+    await eventually(async () => {
+      const [da, db] = await Promise.all([a.server.cluster!.digest(), b.server.cluster!.digest()])
       return da.revision === db.revision && da.digest === db.digest
     }, 'both nodes stored the same revision with the same state')
 

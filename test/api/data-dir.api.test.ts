@@ -1,6 +1,7 @@
 // The data directory holds password and token hashes and the CA keys: it and every file in it are private to the
 // owner (directories 0700, files 0600), from the first start on, and a later start takes away any wider mode it
-// finds, with a warning through the server's log.
+// finds, with a warning through the server's log once the directory holds data (a fresh checkout's data/, which
+// holds nothing yet, is made private quietly: test/unit/store/store-env.test.ts, test/unit/cli/main.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { chmodSync, lstatSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'

@@ -332,7 +332,7 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
       // a stopped node: its store opened read-write, as the node itself would open it
       const store = await openStore(node.dataDir, { warn: () => undefined })
       try {
-        return stateDigest(store)
+        return await stateDigest(store)
       } finally {
         await store.close()
       }

@@ -1,6 +1,6 @@
 // The command-line contract of src/main.ts: version, help, usage errors, and a clean SIGTERM stop of `run`.
 import { describe, expect, it } from 'bun:test'
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -38,7 +38,7 @@ describe('edgeplane command line', () => {
       '--admin-password', '--san', '--session-timeout', 'EDGEPLANE_DATA', 'EDGEPLANE_LISTEN', 'EDGEPLANE_ADMIN_USERNAME',
       'EDGEPLANE_ADMIN_PASSWORD', 'EDGEPLANE_SANS', 'EDGEPLANE_SESSION_TIMEOUT', 'EDGEPLANE_CONFIG', 'backup', 'restore',
       'status', '--out', '--from', '--url', 'EDGEPLANE_USERNAME', 'EDGEPLANE_PASSWORD', '--cluster-endpoints', '--node-name',
-      'EDGEPLANE_CLUSTER_ENDPOINTS', 'EDGEPLANE_NODE_NAME', 'EDGEPLANE_CLUSTER_PREFIX', 'cluster status', 'cluster remove NAME', '--force', '--no-console', 'EDGEPLANE_CONSOLE']) {
+      'EDGEPLANE_CLUSTER_ENDPOINTS', 'EDGEPLANE_NODE_NAME', 'EDGEPLANE_CLUSTER_PREFIX', 'cluster status', 'cluster remove NAME', '--force', '--no-console', 'EDGEPLANE_CONSOLE', '--server-timing', 'EDGEPLANE_SERVER_TIMING']) {
       expect(r.stdout).toContain(word)
     }
   })
@@ -87,6 +87,28 @@ describe('edgeplane command line', () => {
       again.kill('SIGINT')
       expect(await again.exited).toBe(0)
       expect(await new Response(again.stderr).text()).not.toContain('generated password')
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 30_000)
+
+  it('starts quietly on a fresh checkout\'s data/ (0755 with an empty 0644 .gitkeep): the listening line, the password notice, no warning', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'edgeplane-cli-'))
+    try {
+      const data = join(dir, 'data')
+      mkdirSync(data)
+      chmodSync(data, 0o755)
+      writeFileSync(join(data, '.gitkeep'), '')
+      chmodSync(join(data, '.gitkeep'), 0o644)
+      const { proc, out } = await startRun(data)
+      expect(out).toMatch(/^edgeplane 0\.1\.0 listening on https:\/\/127\.0\.0\.1:\d+ \(data: .*\)\n$/)
+      proc.kill('SIGTERM')
+      expect(await proc.exited).toBe(0)
+      const lines = (await new Response(proc.stderr).text()).split('\n').filter((l) => l !== '' && l !== 'SIGTERM: stopping')
+      expect(lines).toHaveLength(1)
+      expect(lines[0]).toMatch(/generated password for the default admin 'admin' \(shown once\): \S{20,}/)
+      expect(statSync(data).mode & 0o777).toBe(0o700)
+      expect(statSync(join(data, '.gitkeep')).mode & 0o777).toBe(0o600)
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

@@ -147,6 +147,18 @@ describe('operations settings (issue 12, part G)', () => {
     expect(() => resolveConfig({ config: file('u.yml', 'commandRateLimiter: {size: 5}\n') }, {})).toThrow(ConfigError)
   })
 
+  it('case=server-timing off by default; on by the file, EDGEPLANE_SERVER_TIMING or --server-timing (the flag wins, then the variable)', () => {
+    expect(resolveConfig({}, {}).serverTiming).toBe(false)
+    const on = file('timing-on.yml', 'serverTiming: true\n')
+    expect(resolveConfig({ config: on }, {}).serverTiming).toBe(true)
+    expect(resolveConfig({ config: on }, { EDGEPLANE_SERVER_TIMING: 'off' }).serverTiming).toBe(false)
+    expect(resolveConfig({}, { EDGEPLANE_SERVER_TIMING: 'on' }).serverTiming).toBe(true)
+    expect(resolveConfig({ serverTiming: true }, { EDGEPLANE_SERVER_TIMING: 'off' }).serverTiming).toBe(true)
+    expect(resolveConfig({ serverTiming: false, config: file('timing-off.yml', 'serverTiming: false\n') }, {}).serverTiming).toBe(false)
+    expect(() => resolveConfig({}, { EDGEPLANE_SERVER_TIMING: 'yes' })).toThrow('EDGEPLANE_SERVER_TIMING')
+    expect(() => resolveConfig({ config: file('timing-bad.yml', 'serverTiming: "on"\n') }, {})).toThrow(ConfigError)
+  })
+
   it('case=console on by default; off by the file, EDGEPLANE_CONSOLE or --no-console (the flag wins, then the variable)', () => {
     expect(resolveConfig({}, {}).console).toBe(true)
     const off = file('console-off.yml', 'console: {enabled: false}\n')

@@ -18,7 +18,7 @@ function view(over: Partial<ClusterView> & { liveNodes?: LiveNode[]; online?: st
     isOnline: (name) => (over.online ?? ['node-a']).includes(name),
     endpointStatus: async () => [{ endpoint: 'http://127.0.0.1:1', ok: true }],
     registeredRevisions: async () => new Map([['node-c', 30]]),
-    digest: () => ({ revision: 40, digest: 'ab', records: 3 }),
+    digest: async () => ({ revision: 40, digest: 'ab', records: 3 }),
     ...over,
   }
 }
