@@ -42,6 +42,13 @@ describe('ziti edge create posture-check os', () => {
       { type: 'Windows', versions: ['10.0.19041', '10.0.19042'] },
       { type: 'Linux', versions: [] },
     ])
+    // `ziti edge update posture-check os` sends them so too
+    expectStatus(await send('PATCH', `/posture-checks/${res.body.data.id}`, '{"name":"cli-pc-os2","operatingSystems":[{"Type":"Linux","Versions":["\\u003e=5.0"]},{"Type":"macOS","Versions":[]}],"roleAttributes":["x","y"],"typeId":"OS"}'), 200)
+    expect(await data(`/posture-checks/${res.body.data.id}`)).toMatchObject({
+      name: 'cli-pc-os2',
+      roleAttributes: ['x', 'y'],
+      operatingSystems: [{ type: 'Linux', versions: ['>=5.0'] }, { type: 'macOS', versions: [] }],
+    })
   })
 })
 
@@ -138,5 +145,29 @@ describe('ziti edge list configs <filter on data>', () => {
     expect(await ids('data.nested.host = "a"')).toEqual([a])
     expect((await ids('data.port > 79 sort by name desc'))).toEqual([b, a])
     expect(await ids('data.missing = 1')).toEqual([])
+  })
+})
+
+describe('ziti edge create edge-router --config | --bootstrap-ctrl-chan-listener', () => {
+  it('refuses router configs and bootstrap listeners rather than dropping them (routers do not connect yet)', async () => {
+    const type = await srv.create('/config-types', { name: 'cli-router-type', schema: { type: 'object' }, target: 'router' })
+    const config = await srv.create('/configs', { name: 'cli-router-config', configTypeId: type, data: {} })
+    const withConfig = await send('POST', '/edge-routers', `{"appData":null,"configs":["${config}"],"cost":0,"disabled":false,"isTunnelerEnabled":false,"name":"cli-er-config","noTraversal":false,"roleAttributes":null,"tags":{}}`)
+    expectError(withConfig, 400, 'COULD_NOT_VALIDATE')
+    expect(withConfig.body.error.cause.field).toBe('configs')
+    const withListener = await send(
+      'POST', '/edge-routers',
+      '{"appData":{"x":"y"},"cost":0,"ctrlChanListeners":{"tls:1.2.3.4:6262":["g1","g2"]},"disabled":false,"isTunnelerEnabled":false,"name":"cli-er-listener","noTraversal":false,"roleAttributes":null,"tags":{"t":"1"}}',
+    )
+    expectError(withListener, 400, 'COULD_NOT_VALIDATE')
+    expect(withListener.body.error.cause.field).toBe('ctrlChanListeners')
+    const names = (await data(`/edge-routers?${filter('name contains "cli-er-"')}`)).map((r: { name: string }) => r.name)
+    expect(names).not.toContain('cli-er-config')
+    expect(names).not.toContain('cli-er-listener')
+    const id = await srv.create('/edge-routers', { name: 'cli-er-plain' })
+    expectError(await send('PATCH', `/edge-routers/${id}`, '{"ctrlChanListeners":{"tls:5.6.7.8:6262":null}}'), 400, 'COULD_NOT_VALIDATE')
+    expectError(await send('PATCH', `/routers/${id}`, `{"configs":["${config}"]}`), 400, 'COULD_NOT_VALIDATE')
+    expectStatus(await send('PATCH', `/edge-routers/${id}`, '{"configs":[],"ctrlChanListeners":null,"cost":3}'), 200)
+    expect((await data(`/edge-routers/${id}`)).cost).toBe(3)
   })
 })
