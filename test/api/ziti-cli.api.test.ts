@@ -171,3 +171,24 @@ describe('ziti edge create edge-router --config | --bootstrap-ctrl-chan-listener
     expect((await data(`/edge-routers/${id}`)).cost).toBe(3)
   })
 })
+
+describe('ziti edge update auth-policy', () => {
+  it('keeps the signer references the CLI sends as null with every change, and clears them with [] and ""', async () => {
+    const signer = (n: string) => srv.create('/external-jwt-signers', { name: `cli-signer-${n}`, issuer: `https://cli-${n}.example.com`, audience: n, enabled: true, jwksEndpoint: `https://cli-${n}.example.com/jwks` })
+    const [a, b] = [await signer('a'), await signer('b')]
+    const created = await send(
+      'POST', '/auth-policies',
+      `{"name":"cli-ap-jwt","primary":{"cert":{"allowExpiredCerts":false,"allowed":false},"extJwt":{"allowed":true,"allowedSigners":["${a}"]},"updb":{"allowed":false,"lockoutDurationMinutes":0,"maxAttempts":0,"minPasswordLength":5,"requireMixedCase":false,"requireNumberChar":false,"requireSpecialChar":false}},"secondary":{"requireExtJwtSigner":"${b}","requireTotp":false},"tags":{}}\n`,
+    )
+    expectStatus(created, 201)
+    const id = created.body.data.id
+    expectStatus(await send('PATCH', `/auth-policies/${id}`, '{"primary":{"cert":{"allowed":true},"extJwt":{"allowedSigners":null},"updb":{}},"secondary":{},"tags":{}}\n'), 200)
+    expect(await data(`/auth-policies/${id}`)).toMatchObject({
+      primary: { cert: { allowed: true }, extJwt: { allowed: true, allowedSigners: [a] } },
+      secondary: { requireExtJwtSigner: b },
+    })
+    // --primary-ext-jwt-allowed-signers with no value, --secondary-req-ext-jwt-signer ""
+    expectStatus(await send('PATCH', `/auth-policies/${id}`, '{"primary":{"cert":{},"extJwt":{"allowedSigners":[]},"updb":{}},"secondary":{"requireExtJwtSigner":""},"tags":{}}\n'), 200)
+    expect(await data(`/auth-policies/${id}`)).toMatchObject({ primary: { extJwt: { allowedSigners: [] } }, secondary: { requireExtJwtSigner: null } })
+  })
+})
