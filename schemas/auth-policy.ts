@@ -9,6 +9,8 @@ import { BaseEntity, Tags } from './common.ts'
 const Name = Type.String({ minLength: 1, maxLength: 255 })
 const SignerId = Type.String({ minLength: 1, maxLength: 255 })
 const Signers = Type.Array(SignerId, { maxItems: 1000 })
+/** The signer a second factor requires: "" is none, as null is (the CLI's `--secondary-req-ext-jwt-signer ""`). */
+const RequiredSigner = Type.String({ maxLength: 255 })
 const nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()])
 const opt = Type.Optional
 /** The real controller's Go int bounds, kept to 32 bits so a lockout window always ends at a representable date. */
@@ -26,14 +28,14 @@ const Updb = Type.Object({
   lockoutDurationMinutes: Int32(),
 })
 const Primary = Type.Object({ cert: Cert, extJwt: ExtJwt, updb: Updb })
-const Secondary = Type.Object({ requireTotp: Type.Boolean(), requireExtJwtSigner: opt(nullable(SignerId)) })
+const Secondary = Type.Object({ requireTotp: Type.Boolean(), requireExtJwtSigner: opt(nullable(RequiredSigner)) })
 
 export const AuthPolicyCreate = Type.Object({ name: Name, primary: Primary, secondary: Secondary, tags: opt(Tags) })
 
 /** PUT: the same members as create. */
 export const AuthPolicyUpdate = AuthPolicyCreate
 
-/** PATCH: any subset at every level; a null scalar leaves the member as it is, except the signer references it clears. */
+/** PATCH: any subset at every level; a null leaves the member as it is. */
 export const AuthPolicyPatch = Type.Object({
   name: opt(nullable(Name)),
   primary: opt(
@@ -55,7 +57,7 @@ export const AuthPolicyPatch = Type.Object({
       ),
     }),
   ),
-  secondary: opt(nullable(Type.Object({ requireTotp: opt(nullable(Type.Boolean())), requireExtJwtSigner: opt(nullable(SignerId)) }))),
+  secondary: opt(nullable(Type.Object({ requireTotp: opt(nullable(Type.Boolean())), requireExtJwtSigner: opt(nullable(RequiredSigner)) }))),
   tags: opt(Tags),
 })
 

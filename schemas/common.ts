@@ -93,5 +93,14 @@ export const ServiceListQuery = Type.Object(
   { additionalProperties: true },
 )
 
+/**
+ * The Management API's list of services: also `asIdentity`, an identity's id or name whose permissions, configs and
+ * posture the rows show (not in the spec; the real controller reads it, the CLI sends it for `--as-identity`).
+ */
+export const ManagementServiceListQuery = Type.Object(
+  { ...ServiceListQuery.properties, asIdentity: Type.Optional(Type.String()) },
+  { additionalProperties: true },
+)
+
 /** The identity↔service lists: also `policyType` (Dial or Bind), the permission the listed entities must hold. */
 export const PolicyTypeListQuery = Type.Object({ ...ListQuery.properties, policyType: Type.Optional(Type.String()) }, { additionalProperties: true })

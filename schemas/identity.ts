@@ -37,6 +37,8 @@ const settable = {
   defaultHostingCost: Type.Optional(TerminatorCost),
   defaultHostingPrecedence: Type.Optional(TerminatorPrecedence),
   externalId: Type.Optional(NullableString),
+  /** Entity-level permissions: read so that a non-empty list is refused (edgeplane has none), never stored. */
+  permissions: Type.Optional(Type.Union([Type.Array(Type.String({ maxLength: 255 }), { maxItems: 1000 }), Type.Null()])),
   roleAttributes: Type.Optional(Attributes),
   serviceHostingCosts: Type.Optional(TerminatorCostMap),
   serviceHostingPrecedences: Type.Optional(TerminatorPrecedenceMap),

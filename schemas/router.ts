@@ -14,6 +14,12 @@ const NullableString = Type.Union([Type.String(), Type.Null()])
 const NullableDate = Type.Union([Type.String({ format: 'date-time' }), Type.Null()])
 
 const routerSettable = {
+  /** Read so that a non-empty list is refused, never dropped: routers take no configs until they connect. */
+  configs: Type.Optional(Type.Union([Type.Array(Type.String({ maxLength: 255 }), { maxItems: 1000 }), Type.Null()])),
+  /** Likewise for bootstrap control channel listeners (address → groups). */
+  ctrlChanListeners: Type.Optional(
+    Type.Union([Type.Record(Type.String(), Type.Union([Type.Array(Type.String({ maxLength: 255 }), { maxItems: 100 }), Type.Null()])), Type.Null()]),
+  ),
   cost: Type.Optional(NullableCost),
   disabled: Type.Optional(NullableBool),
   noTraversal: Type.Optional(NullableBool),

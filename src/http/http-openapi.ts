@@ -21,6 +21,8 @@ export interface SpecExtensions {
   operations: readonly SpecExtension[]
   /** Query parameters every list takes, whether or not the official spec names them for that list. */
   listQuery: { names: readonly string[]; why: string }
+  /** Query parameters of one official operation that its spec does not name. */
+  queryParameters: readonly (SpecExtension & { name: string })[]
 }
 
 /**
@@ -43,6 +45,12 @@ export const EDGEPLANE_EXTENSIONS: SpecExtensions = {
     names: ['limit', 'offset', 'filter', 'sort'],
     why: 'the real controller reads them on every list; its spec never names sort and leaves them out of most sub-lists',
   },
+  queryParameters: [
+    {
+      api: 'management', method: 'GET', path: '/services', name: 'asIdentity',
+      why: "the services as an identity sees them (permissions, configs, posture); the real controller reads it, the official CLI's `list services --as-identity` sends it",
+    },
+  ],
 }
 
 /** TypeBox JSON Schema → swagger 2.0 schema: literal unions become enums, `| null` becomes x-nullable. */

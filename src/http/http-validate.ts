@@ -6,6 +6,10 @@
  * - An object schema that says `additionalProperties: false` keeps refusing extra members (it means "exactly this");
  *   free maps (`Type.Record`, `additionalProperties: true` or a schema) keep their members, as own properties even when
  *   they are named `__proto__`, `constructor` or `toString`.
+ * - Bodies are read as the real controller's JSON decoder (Go's encoding/json, then go-swagger) reads them: a member
+ *   whose name matches a declared one only in case (`Type` for `type`) is that member (the official CLI sends OS
+ *   posture checks so), and a `null` on an optional member that takes no null is no value at all (the CLI sends
+ *   `"configs": null` for a service without configs). Query parameters are matched exactly.
  * - The first failure becomes 400 COULD_NOT_VALIDATE with its field as cause.
  * The walk recurses over schema and value together; bodies reach it only within MAX_BODY_DEPTH (http-json.ts).
  */
@@ -31,8 +35,19 @@ function defineOwn(target: Record<string, unknown>, key: string, value: unknown)
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
 }
 
-/** `value` without the members `schema` does not declare, at every depth; never mutates `value`. */
-export function withoutUnknownMembers(schema: TSchema, value: unknown): unknown {
+/** The declared member a body member names: the same name, else the first declared one equal to it but for case. */
+function declaredNameOf(properties: Record<string, TSchema>, key: string, foldCase: boolean): string | undefined {
+  if (Object.hasOwn(properties, key)) return key
+  if (!foldCase) return undefined
+  const folded = key.toLowerCase()
+  return Object.keys(properties).find((name) => name.toLowerCase() === folded)
+}
+
+/**
+ * `value` without the members `schema` does not declare, at every depth; never mutates `value`. With `asBody`, member
+ * names are matched regardless of case and nulls on optional members that take no null are dropped (see the header).
+ */
+export function withoutUnknownMembers(schema: TSchema, value: unknown, asBody = false): unknown {
   if (typeof value !== 'object' || value === null) return value
   switch (schema[Kind]) {
     case 'Object': {
@@ -40,11 +55,18 @@ export function withoutUnknownMembers(schema: TSchema, value: unknown): unknown 
       const extra = schema.additionalProperties as boolean | TSchema | undefined
       if (extra === false) return value
       const properties = (schema.properties ?? {}) as Record<string, TSchema>
+      const required = new Set((schema.required ?? []) as string[])
       const out: Record<string, unknown> = {}
       for (const key of Object.keys(value)) {
-        if (Object.hasOwn(properties, key)) defineOwn(out, key, withoutUnknownMembers(properties[key], value[key]))
-        else if (extra === true) defineOwn(out, key, value[key])
-        else if (extra !== undefined) defineOwn(out, key, withoutUnknownMembers(extra, value[key]))
+        // a free map's own members are keys, not names: only a closed object folds case
+        const name = declaredNameOf(properties, key, asBody && extra === undefined)
+        if (name !== undefined) {
+          const v = value[key]
+          // Go leaves a member that takes no null as it was (a later member of the same name may have set it)
+          if (asBody && v === null && !required.has(name) && !checkerOf(properties[name]).Check(null)) continue
+          defineOwn(out, name, withoutUnknownMembers(properties[name], v, asBody))
+        } else if (extra === true) defineOwn(out, key, value[key])
+        else if (extra !== undefined) defineOwn(out, key, withoutUnknownMembers(extra, value[key], asBody))
       }
       return out
     }
@@ -52,15 +74,15 @@ export function withoutUnknownMembers(schema: TSchema, value: unknown): unknown 
       if (!isPlainObject(value)) return value
       const [valueSchema] = Object.values(schema.patternProperties as Record<string, TSchema>)
       const out: Record<string, unknown> = {}
-      for (const key of Object.keys(value)) defineOwn(out, key, withoutUnknownMembers(valueSchema, value[key]))
+      for (const key of Object.keys(value)) defineOwn(out, key, withoutUnknownMembers(valueSchema, value[key], asBody))
       return out
     }
     case 'Array':
-      return Array.isArray(value) ? value.map((item) => withoutUnknownMembers(schema.items as TSchema, item)) : value
+      return Array.isArray(value) ? value.map((item) => withoutUnknownMembers(schema.items as TSchema, item, asBody)) : value
     case 'Union': {
       // the first alternative the value satisfies once its unknown members are gone
       for (const alternative of schema.anyOf as TSchema[]) {
-        const candidate = withoutUnknownMembers(alternative, value)
+        const candidate = withoutUnknownMembers(alternative, value, asBody)
         if (checkerOf(alternative).Check(candidate)) return candidate
       }
       return value
@@ -76,7 +98,7 @@ export function withoutUnknownMembers(schema: TSchema, value: unknown): unknown 
  */
 export function validatorOf(schema: TSchema, where: 'body' | 'query'): (value: unknown) => unknown {
   return (value) => {
-    const cleaned = withoutUnknownMembers(schema, value)
+    const cleaned = withoutUnknownMembers(schema, value, where === 'body')
     const checker = checkerOf(schema)
     if (checker.Check(cleaned)) return cleaned
     const errors = []

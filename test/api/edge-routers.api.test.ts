@@ -132,7 +132,7 @@ describe('PUT, PATCH, DELETE and lists', () => {
     expectStatus(await srv.mgmt.patch(`/edge-routers/${id}`, { cost: 4, name: null }), 200)
     expect((await srv.mgmt.get(`/edge-routers/${id}`)).body.data).toMatchObject({ name: 'er-u', roleAttributes: ['a'], cost: 4, noTraversal: true })
     expectStatus(await srv.mgmt.put(`/edge-routers/${id}`, { name: 'er-u' }), 200)
-    expect((await srv.mgmt.get(`/edge-routers/${id}`)).body.data).toMatchObject({ roleAttributes: null, cost: 0, noTraversal: false })
+    expect((await srv.mgmt.get(`/edge-routers/${id}`)).body.data).toMatchObject({ roleAttributes: [], cost: 0, noTraversal: false })
   })
 
   it('answers 404 for unknown ids and for fabric routers', async () => {

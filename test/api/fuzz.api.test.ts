@@ -72,7 +72,8 @@ function anyValue(next: Next, depth = 0): unknown {
 function shapedBody(next: Next, schema: TSchema | undefined): Record<string, unknown> {
   const out: Record<string, unknown> = {}
   const properties = schema && schema[Kind] === 'Object' ? (schema.properties as Record<string, TSchema>) : {}
-  for (const key of Object.keys(properties)) if (next() < 0.8) out[key] = anyValue(next)
+  // a member named but for case is read as the declared one (as Go's JSON decoder reads it)
+  for (const key of Object.keys(properties)) if (next() < 0.8) out[next() < 0.1 ? key.toUpperCase() : key] = anyValue(next)
   if (next() < 0.3) Object.defineProperty(out, pick(next, PROTO_NAMES), { value: anyValue(next), enumerable: true })
   if (next() < 0.2) out.unknownMember = anyValue(next)
   return out
@@ -97,8 +98,11 @@ function bodyText(next: Next, route: RouteDef): string {
 /** A query: nothing, or list parameters with hostile values. */
 function queryOf(next: Next): string {
   if (next() < 0.5) return ''
-  const values = ['', '-1', 'abc', '1e9', '%zz', '%00', 'name="x" and', 'name contains "', '(((((', 'true limit 5 skip -1', 'a'.repeat(5000)]
-  const names = ['limit', 'offset', 'filter', 'sort', 'roleFilter', 'roleSemantic', 'configTypes', 'method', 'policyType', '__proto__', 'toString']
+  const values = [
+    '', '-1', 'abc', '1e9', '%zz', '%00', 'name="x" and', 'name contains "', '(((((', 'true limit 5 skip -1', 'a'.repeat(5000),
+    'data.a.b.c = 1', 'data. = "x"', 'data..__proto__ = 1', 'tags.constructor.name = "Object"', 'fuzz-user', '__proto__',
+  ]
+  const names = ['limit', 'offset', 'filter', 'sort', 'roleFilter', 'roleSemantic', 'configTypes', 'asIdentity', 'method', 'policyType', '__proto__', 'toString']
   const parts = Array.from({ length: 1 + Math.floor(next() * 3) }, () => `${pick(next, names)}=${pick(next, values)}`)
   return '?' + parts.join('&')
 }

@@ -105,7 +105,7 @@ describe('PUT, PATCH and DELETE /posture-checks/{id}', () => {
     expect(d).toMatchObject({ name: 'dom', domains: ['b.example'], roleAttributes: ['x'], version: 2 })
     expectStatus(await srv.mgmt.put(`/posture-checks/${id}`, { name: 'dom2', typeId: 'DOMAIN', domains: ['c.example'] }), 200)
     d = (await srv.mgmt.get(`/posture-checks/${id}`)).body.data
-    expect(d).toMatchObject({ name: 'dom2', domains: ['c.example'], roleAttributes: null, version: 3 })
+    expect(d).toMatchObject({ name: 'dom2', domains: ['c.example'], roleAttributes: [], version: 3 })
   })
 
   it('refuses a put without the kind fields and a change of type', async () => {

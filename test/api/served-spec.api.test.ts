@@ -44,7 +44,8 @@ function disagreements(api: SpecName, method: string, path: string, params: read
   const query = names(params, 'query')
   const officialQuery = names(official.parameters, 'query')
   const isList = query.includes('limit')
-  const allowed = new Set([...officialQuery, ...(isList ? EDGEPLANE_EXTENSIONS.listQuery.names : [])])
+  const added = EDGEPLANE_EXTENSIONS.queryParameters.filter((e) => e.api === api && e.method === method && e.path === path).map((e) => e.name)
+  const allowed = new Set([...officialQuery, ...added, ...(isList ? EDGEPLANE_EXTENSIONS.listQuery.names : [])])
   const extra = query.filter((q) => !allowed.has(q))
   const missing = officialQuery.filter((q) => !query.includes(q))
   if (extra.length > 0) out.push(`${where}: query parameters ${extra} that the official spec does not have`)
@@ -74,6 +75,10 @@ describe('the served specs against the official ones', () => {
     const specs = { client: await served('client'), management: await served('management') }
     const stale = EDGEPLANE_EXTENSIONS.operations.filter((e) => !specs[e.api].paths[e.path]?.[e.method.toLowerCase()])
     expect(stale).toEqual([])
+    const staleQueries = EDGEPLANE_EXTENSIONS.queryParameters.filter(
+      (e) => !specs[e.api].paths[e.path]?.[e.method.toLowerCase()]?.parameters.some((p) => p.in === 'query' && p.name === e.name),
+    )
+    expect(staleQueries).toEqual([])
   })
 
   it('finds an operation that is not in the official spec, or has parameters it does not have', () => {

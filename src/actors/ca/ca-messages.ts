@@ -4,7 +4,8 @@
  * (`/cas`): their writes are `ca.create|update|verify|delete`.
  *
  * `ca.update` carries `replace`: true for PUT (absent optional fields, tags and externalIdClaim, are cleared), false
- * for PATCH (absent fields are left as they are; a given externalIdClaim's members are laid over the stored claim).
+ * for PATCH (absent and null fields are left as they are, except externalIdClaim: absent or null removes it, and a
+ * given one's members are laid over the stored claim, as in the real controller).
  */
 import type { ExternalIdClaimInput } from '../../domain/ca/ca-decide.ts'
 import type { JwtSignerFields } from '../../domain/ca/ca-jwt-signer-decide.ts'

@@ -58,7 +58,8 @@ export function updateCa(state: CaState, msg: Msg<'ca.update'>, tx: Tx<CaEvent>)
     isAutoCaEnrollmentEnabled: input.isAutoCaEnrollmentEnabled ?? prev.isAutoCaEnrollmentEnabled,
     isOttCaEnrollmentEnabled: input.isOttCaEnrollmentEnabled ?? prev.isOttCaEnrollmentEnabled,
     isAuthEnabled: input.isAuthEnabled ?? prev.isAuthEnabled,
-    identityRoles: input.identityRoles === undefined ? prev.identityRoles : decideIdentityRoles(input.identityRoles),
+    // a null in a PATCH is no value (the CLI sends `identityRoles: null` when it changes other fields)
+    identityRoles: input.identityRoles === undefined || (input.identityRoles === null && !msg.replace) ? prev.identityRoles : decideIdentityRoles(input.identityRoles),
     identityNameFormat: input.identityNameFormat === undefined ? prev.identityNameFormat : decideIdentityNameFormat(input.identityNameFormat),
     externalIdClaim: nextClaim(prev.externalIdClaim, input.externalIdClaim, msg.replace),
     tags: input.tags !== undefined ? (input.tags ?? {}) : msg.replace ? {} : prev.tags,
@@ -67,12 +68,18 @@ export function updateCa(state: CaState, msg: Msg<'ca.update'>, tx: Tx<CaEvent>)
   put(state, next, tx)
 }
 
-/** PUT replaces the claim (absent or null removes it); PATCH lays the given members over the stored claim. */
+/**
+ * The claim after an update, as the real controller's CA store keeps it (the official CLI relies on it):
+ * - PUT replaces the claim; absent or null removes it
+ * - PATCH without a claim, or with null, removes it (the CLI's `--clear-external-id-claim` omits it)
+ * - PATCH with a claim lays its members over the stored one; `{}` keeps the stored claim (the CLI sends it with every
+ *   other change), and on a CA without one adds none
+ */
 function nextClaim(stored: ExternalIdClaim | null, given: ExternalIdClaimInput | null | undefined, replace: boolean): ExternalIdClaim | null {
-  if (given === null) return null
-  if (given === undefined) return replace ? null : stored
+  if (given === null || given === undefined) return null
   if (replace) return decideExternalIdClaim(given)
   const givenMembers = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined))
+  if (stored === null && Object.keys(givenMembers).length === 0) return null
   return decideExternalIdClaim({ ...(stored ?? {}), ...givenMembers })
 }
 

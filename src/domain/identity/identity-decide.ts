@@ -7,6 +7,8 @@
  * - the default admin can not be deleted, nor a router's identity (it goes with its router or its tunneling)
  * - an identity has at most one updb authenticator; updb usernames are unique
  * - an externalId names at most one identity (the real controller's unique index): 400 COULD_NOT_VALIDATE
+ * - `permissions` may only be empty: entity-level permissions are not implemented, and a grant that would be stored
+ *   but never enforced is refused rather than silently dropped (400 COULD_NOT_VALIDATE)
  * - an identity has at most one cert authenticator (409 MAX_AUTHENTICATOR_METHODS_REACHED); a certificate (by its
  *   fingerprint) belongs to at most one authenticator (409 CERT_IN_USE with data {fingerprint})
  */
@@ -55,6 +57,12 @@ export function decideRoleAttributes(attrs: readonly string[] | null | undefined
     }
   }
   return out
+}
+
+/** The fine-grained permissions of an identity: none (absent, null or empty); admins are made with `isAdmin`. */
+export function decidePermissions(permissions: readonly string[] | null | undefined): void {
+  if (permissions === null || permissions === undefined || permissions.length === 0) return
+  throw ApiError.invalidField('permissions', 'fine-grained permissions are not supported; make an identity an administrator with isAdmin', [...permissions])
 }
 
 /** An externalId no other identity holds; null and absent stay as they are. */

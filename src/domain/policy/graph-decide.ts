@@ -6,6 +6,8 @@
  * - costs are integers 0..65535; terminator precedence is default, required or failed
  * - system entities (built-in config types, system edge router policies) cannot be changed or deleted
  * - deleting an entity others still point at is 409 CAN_NOT_DELETE_REFERENCED_ENTITY
+ * - routers take no configs and no bootstrap control channel listeners yet (both belong to routers connecting, which
+ *   edgeplane does not do yet): a non-empty value is refused rather than dropped
  */
 import { ApiError } from '../../errors/api-error.ts'
 import { decideRoles, splitRoles } from './policy-roles.ts'
@@ -111,4 +113,17 @@ export function decideNotSystem(entity: { id: string; isSystem: boolean }, entit
     op === 'update' ? 'ENTITY_CAN_NOT_BE_UPDATED' : 'ENTITY_CAN_NOT_BE_DELETED',
     `cannot ${op} system ${entityType} in a non-system context (id=${entity.id})`,
   )
+}
+
+/**
+ * A router's `configs` and `ctrlChanListeners` (the CLI's `--config` and `--bootstrap-ctrl-chan-listener`): absent,
+ * null or empty only, until routers connect; anything else is 400 COULD_NOT_VALIDATE naming the field.
+ */
+export function decideNoRouterBootstrap(configs: readonly string[] | null | undefined, ctrlChanListeners: Readonly<Record<string, unknown>> | null | undefined): void {
+  if (configs && configs.length > 0) {
+    throw ApiError.invalidField('configs', 'router configs are not supported until routers connect to the controller', [...configs])
+  }
+  if (ctrlChanListeners && Object.keys(ctrlChanListeners).length > 0) {
+    throw ApiError.invalidField('ctrlChanListeners', 'control channel listeners are not supported until routers connect to the controller', { ...ctrlChanListeners })
+  }
 }

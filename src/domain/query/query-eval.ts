@@ -155,9 +155,18 @@ function reader(s: Subject): Reader {
       if (s.map !== undefined) {
         const map = s.map
         const key = s.key!
+        // `data.a.b`: the member `a.b`, else the member `b` of the object `a` (config data nests; the real controller's
+        // map symbols walk nested maps)
+        const path = key.split('.')
         return (row) => {
-          const m = row[map]
-          return m !== null && typeof m === 'object' && Object.hasOwn(m, key) ? (m as Record<string, unknown>)[key] : undefined
+          let m = row[map]
+          if (m === null || typeof m !== 'object') return undefined
+          if (Object.hasOwn(m, key)) return (m as Record<string, unknown>)[key]
+          for (const part of path) {
+            if (m === null || typeof m !== 'object' || Array.isArray(m) || !Object.hasOwn(m, part)) return undefined
+            m = (m as Record<string, unknown>)[part]
+          }
+          return m
         }
       }
       const name = s.name

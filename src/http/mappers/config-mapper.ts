@@ -5,7 +5,8 @@ import { BASE_SYMBOLS, iso, toEntityRef } from './common-mapper.ts'
 
 /** The fields the filter language knows on config types (toConfigTypeRow) and configs (toConfigRow). */
 export const CONFIG_TYPE_SYMBOLS = { ...BASE_SYMBOLS, name: 'string', schema: 'map', target: 'string' } as const
-export const CONFIG_SYMBOLS = { ...BASE_SYMBOLS, name: 'string', type: 'string' } as const
+/** `type` is the config type's id; `data.<path>` reads the config's data (a map symbol, as in the real controller). */
+export const CONFIG_SYMBOLS = { ...BASE_SYMBOLS, name: 'string', type: 'string', data: 'map' } as const
 
 export function toConfigTypeDetail(t: ConfigType) {
   return {
@@ -48,7 +49,7 @@ export function toConfigDetail(c: Config, configTypeName: string) {
 }
 
 export function toConfigRow(c: Config): Record<string, unknown> {
-  return { id: c.id, name: c.name, createdAt: c.createdAt, updatedAt: c.updatedAt, tags: c.tags ?? {}, isSystem: false, type: c.configTypeId }
+  return { id: c.id, name: c.name, createdAt: c.createdAt, updatedAt: c.updatedAt, tags: c.tags ?? {}, isSystem: false, type: c.configTypeId, data: c.data }
 }
 
 export function toServiceConfigDetail(link: { serviceId: string; configId: string }, serviceName: string, configName: string) {

@@ -73,7 +73,7 @@ export function toIdentityDetail(i: Identity, ctx: IdentityViewContext) {
     enrollment,
     envInfo: i.envInfo,
     sdkInfo: i.sdkInfo,
-    roleAttributes: i.roleAttributes,
+    roleAttributes: i.roleAttributes ?? [],
     hasApiSession: ctx.hasApiSession,
     hasEdgeRouterConnection: false,
     edgeRouterConnectionStatus: 'offline',

@@ -49,7 +49,7 @@ export function toPostureCheckDetail(c: PostureCheck) {
     ...toBaseEntity('posture-checks', c),
     name: c.name,
     typeId: c.typeId,
-    roleAttributes: c.roleAttributes,
+    roleAttributes: c.roleAttributes ?? [],
     version: c.version,
     ...kindFields(c),
   }

@@ -48,7 +48,7 @@ export function toEdgeRouterDetail(r: Router) {
     supportedProtocols: r.supportedProtocols,
     syncStatus: 'SYNC_NEW',
     isTunnelerEnabled: r.isTunnelerEnabled,
-    roleAttributes: r.roleAttributes,
+    roleAttributes: r.roleAttributes ?? [],
     certPem: null,
   }
 }

@@ -145,14 +145,19 @@ describe('third-party CAs', () => {
     expect(reads.caByFingerprint(verified.test.view.fingerprintSha1)?.isVerified).toBe(true)
   })
 
-  it('PATCH lays externalIdClaim members over the stored claim; PUT without one removes it', async () => {
+  it('PATCH lays externalIdClaim members over the stored claim ({} keeps it, none removes it); PUT without one removes it', async () => {
     const { id, input } = await register()
     const claim = { location: 'SAN_URI', matcher: 'SCHEME', matcherCriteria: 'spiffe', parser: 'NONE', parserCriteria: null, index: 0 }
+    await ca.ask({ type: 'ca.update', id, input: { externalIdClaim: {} }, replace: false, change })
+    expect(ca.snapshot().cas.get(id)!.externalIdClaim).toBeNull()
     await ca.ask({ type: 'ca.update', id, input: { externalIdClaim: claim }, replace: false, change })
     await ca.ask({ type: 'ca.update', id, input: { externalIdClaim: { index: 1 } }, replace: false, change })
     expect(ca.snapshot().cas.get(id)!.externalIdClaim).toEqual({ ...claim, parserCriteria: '', index: 1 } as never)
-    await ca.ask({ type: 'ca.update', id, input: { name: 'renamed' }, replace: false, change })
+    await ca.ask({ type: 'ca.update', id, input: { name: 'renamed', externalIdClaim: {} }, replace: false, change })
     expect(ca.snapshot().cas.get(id)!.externalIdClaim?.index).toBe(1)
+    await ca.ask({ type: 'ca.update', id, input: { name: 'renamed again' }, replace: false, change })
+    expect(ca.snapshot().cas.get(id)!.externalIdClaim).toBeNull()
+    await ca.ask({ type: 'ca.update', id, input: { externalIdClaim: claim }, replace: false, change })
     const { certPem: _, ...put } = input
     await ca.ask({ type: 'ca.update', id, input: { ...put, identityNameFormat: '[commonName]' }, replace: true, change })
     expect(ca.snapshot().cas.get(id)).toMatchObject({ externalIdClaim: null, identityNameFormat: '[commonName]', tags: {} })

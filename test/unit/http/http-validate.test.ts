@@ -54,6 +54,33 @@ describe('withoutUnknownMembers', () => {
   })
 })
 
+describe('withoutUnknownMembers on bodies (as Go decodes them)', () => {
+  const Os = Type.Object({ type: Type.String(), versions: Type.Array(Type.String()) })
+  const Check = Type.Object({ name: Type.String(), operatingSystems: Type.Optional(Type.Array(Os)), configs: Type.Optional(Type.Array(Type.String())), tags: Type.Optional(Tags) })
+
+  it('reads a member named but for case as the declared one, at every depth (the CLI sends OS checks so)', () => {
+    const out = withoutUnknownMembers(Check, { name: 'n', operatingSystems: [{ Type: 'Linux', Versions: ['5'] }] }, true)
+    expect(out).toEqual({ name: 'n', operatingSystems: [{ type: 'Linux', versions: ['5'] }] })
+    // the later of two spellings wins, as in Go
+    expect(withoutUnknownMembers(Check, { name: 'a', NAME: 'b' }, true)).toEqual({ name: 'b' })
+  })
+
+  it('keeps the keys of free maps and query members as they are', () => {
+    expect(withoutUnknownMembers(Check, { name: 'n', tags: { Name: 'x' } }, true)).toEqual({ name: 'n', tags: { Name: 'x' } })
+    expect(withoutUnknownMembers(Check, { Name: 'n' })).toEqual({})
+  })
+
+  it('reads a null on an optional member that takes no null as no value, and keeps it where it means something', () => {
+    expect(withoutUnknownMembers(Check, { name: 'n', configs: null }, true)).toEqual({ name: 'n' })
+    expect(withoutUnknownMembers(Check, { name: 'n', configs: ['c'], Configs: null }, true)).toEqual({ name: 'n', configs: ['c'] })
+    expect(withoutUnknownMembers(Body, { name: 'n', maybe: null }, true)).toEqual({ name: 'n', maybe: null })
+    // a required member stays, so the check names it
+    const e = failure(() => validatorOf(Check, 'body')({ name: null }))
+    expect(e.apiCause).toMatchObject({ kind: 'field', field: 'name' })
+    expect(failure(() => validatorOf(Check, 'query')({ name: 'n', configs: null })).code).toBe('COULD_NOT_VALIDATE')
+  })
+})
+
 describe('validatorOf', () => {
   it('accepts an identity update with a member it does not know (enrollment) and drops it', () => {
     const out = validatorOf(IdentityUpdate, 'body')({ name: 'i', type: 'User', isAdmin: false, enrollment: { ott: true } })

@@ -45,7 +45,8 @@ function AuthPolicyForm(props: FormProps<AuthPolicy>) {
         cert,
         extJwt: ext,
       },
-      secondary: { requireTotp: totp, requireExtJwtSigner: signer2 || null },
+      // "" is none (a null on a patch would leave the stored signer)
+      secondary: { requireTotp: totp, requireExtJwtSigner: signer2 },
     }
     if (e) await patch(`/auth-policies/${encodeURIComponent(e.id)}`, body)
     else await post('/auth-policies', body)

@@ -81,7 +81,8 @@ function CaForm(props: FormProps<Ca>) {
   const save = useAction(async () => {
     const body = { name, isAutoCaEnrollmentEnabled: auto, isOttCaEnrollmentEnabled: ott, isAuthEnabled: auth, identityRoles: splitList(roles), identityNameFormat: format }
     if (entity) {
-      await patch(`/cas/${encodeURIComponent(entity.id)}`, body)
+      // a PATCH without externalIdClaim removes it (the real controller's rule); `{}` keeps the stored one
+      await patch(`/cas/${encodeURIComponent(entity.id)}`, { ...body, externalIdClaim: {} })
       props.onDone()
     } else {
       const r = await post<{ data: { id: string } }>('/cas', { ...body, certPem })

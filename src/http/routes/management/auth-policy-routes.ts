@@ -22,20 +22,28 @@ function given<T extends object>(o: T | null | undefined): { [K in keyof T]?: Ex
   return out as { [K in keyof T]?: Exclude<T[K], null> }
 }
 
-/** Wire body → actor input. The signer references keep a null: it clears them (every signer allowed, none required). */
-function toInput(b: AuthPolicyBody): AuthPolicyInput {
+/**
+ * Wire body → actor input. On a put or create the signer references keep a null: it clears them (every signer allowed,
+ * none required). On a patch a null leaves them, as every other member and as the real controller (the CLI sends
+ * `allowedSigners: null` with every `update auth-policy`); `[]` and `""` clear them there.
+ */
+function toInput(b: AuthPolicyBody, patch = false): AuthPolicyInput {
   const extJwt = b.primary?.extJwt
   const secondary = b.secondary
+  const signers = extJwt?.allowedSigners === null && patch ? undefined : extJwt?.allowedSigners
+  const required = (secondary?.requireExtJwtSigner === null && patch) || secondary?.requireExtJwtSigner === undefined
+    ? undefined
+    : secondary.requireExtJwtSigner === '' ? null : secondary.requireExtJwtSigner
   return {
     ...(b.name != null ? { name: b.name } : {}),
     primary: {
       cert: given(b.primary?.cert),
       updb: given(b.primary?.updb),
-      extJwt: { ...given(extJwt), ...(extJwt?.allowedSigners !== undefined ? { allowedSigners: extJwt.allowedSigners } : {}) },
+      extJwt: { ...given(extJwt), ...(signers !== undefined ? { allowedSigners: signers } : {}) },
     },
     secondary: {
       ...given(secondary),
-      ...(secondary?.requireExtJwtSigner !== undefined ? { requireExtJwtSigner: secondary.requireExtJwtSigner } : {}),
+      ...(required !== undefined ? { requireExtJwtSigner: required } : {}),
     },
     ...(b.tags !== undefined ? { tags: b.tags } : {}),
   }
@@ -62,7 +70,7 @@ export function authPolicyRoutes(deps: { identities: IdentityActor }): RouteDef[
     bodies: { create: AuthPolicyCreate, put: AuthPolicyUpdate, patch: AuthPolicyPatch },
     create: (ctx) => deps.identities.ask({ type: 'authPolicy.create', input: { ...toInput(ctx.body), name: ctx.body.name }, change: changeOf(ctx) }),
     update: async (ctx, replace) => {
-      await deps.identities.ask({ type: 'authPolicy.update', id: ctx.params.id, input: toInput(ctx.body), replace, change: changeOf(ctx) })
+      await deps.identities.ask({ type: 'authPolicy.update', id: ctx.params.id, input: toInput(ctx.body, !replace), replace, change: changeOf(ctx) })
     },
     remove: async (ctx) => {
       await deps.identities.ask({ type: 'authPolicy.delete', id: ctx.params.id, change: changeOf(ctx) })

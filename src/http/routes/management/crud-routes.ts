@@ -29,7 +29,7 @@ import { respondList, type ListSpec } from '../../http-list.ts'
 import { route, type RouteCtx, type RouteDef } from '../../http-route.ts'
 import { configMap, postureQueries, selectConfigTypes, type ConfigLookups } from '../../mappers/client-service-mapper.ts'
 import { toPostureQueryEntries } from '../../mappers/posture-mapper.ts'
-import type { PostureEvaluator } from '../../../flows/posture/posture-evaluate.ts'
+import type { PostureEvaluator, PostureSession } from '../../../flows/posture/posture-evaluate.ts'
 import type { Permission } from '../../../domain/policy/policy-reads.ts'
 import { CONFIG_SYMBOLS, CONFIG_TYPE_SYMBOLS, toConfigDetail, toConfigRow, toConfigTypeDetail, toConfigTypeRow } from '../../mappers/config-mapper.ts'
 import {
@@ -247,10 +247,13 @@ export function tableListing<T extends { id: string }>(table: ReadTable<T>, spec
 /**
  * Services as the Management API shows them to the caller: `permissions` and `postureQueries` are the caller's
  * (["Invalid"] when it has no permission); `config` holds the config types named by the `configTypes` query (comma separated, names or ids, or `all`).
+ * With `asIdentity` (an identity's id or name; not in the spec, the official CLI's `--as-identity`) the list is still
+ * every service, as the real controller lists it, but permissions, config overrides and posture are that identity's,
+ * its posture judged on no reported data (posture data belongs to API sessions here); an unknown identity is 404.
  */
 export function serviceListing(deps: GraphRouteDeps, ctx: RouteCtx): Listing<Service> {
   const g = deps.graph.snapshot()
-  const caller = ctx.auth.identity.id
+  const viewer = viewerOf(deps, ctx)
   const asked = ctx.query.configTypes
   const lookups: ConfigLookups = {
     config: (id) => g.config(id),
@@ -260,25 +263,36 @@ export function serviceListing(deps: GraphRouteDeps, ctx: RouteCtx): Listing<Ser
   }
   const selection = selectConfigTypes(asked === undefined ? [] : Array.isArray(asked) ? asked : [asked], lookups)
   const now = deps.clock.now()
-  // the caller's posture for the service, as the client list shows it (placeholders while no check exists)
+  // the viewer's posture for the service, as the client list shows it (placeholders while no check exists)
   const posture = (serviceId: string, permissions: readonly Permission[]) =>
     deps.posture.anyChecks()
-      ? permissions.flatMap((type) => toPostureQueryEntries(deps.posture.policies(ctx.auth.session, serviceId, type, now)))
+      ? permissions.flatMap((type) => toPostureQueryEntries(deps.posture.policies(viewer.session, serviceId, type, now)))
       : postureQueries(permissions)
   return tableListing(g.services, {
     symbols: SERVICE_SYMBOLS,
     indexed: ROLED,
     toRow: toServiceRow,
     toView: (s) => {
-      const permissions = deps.reads.permissionsOf(caller, s.id)
+      const permissions = deps.reads.permissionsOf(viewer.id, s.id)
       return toServiceDetail(s, {
         permissions,
-        config: configMap(s, caller, selection, lookups) as Record<string, Record<string, unknown>>,
+        config: configMap(s, viewer.id, selection, lookups) as Record<string, Record<string, unknown>>,
         postureQueries: posture(s.id, permissions),
       })
     },
     roleOf: (s) => s,
   })
+}
+
+/** Whom a service list is for: the caller, or the identity its `asIdentity` query names (by id, then by name). */
+function viewerOf(deps: GraphRouteDeps, ctx: RouteCtx): { id: string; session: PostureSession } {
+  const as = ctx.query.asIdentity
+  if (typeof as !== 'string' || as === '') return { id: ctx.auth.identity.id, session: ctx.auth.session }
+  const identities = deps.identities.snapshot()
+  const identity = identities.identity(as) ?? identities.identity(identities.identityIdByName(as) ?? '')
+  if (!identity) throw ApiError.notFound()
+  // no API session has the empty id, so no posture data is found for it
+  return { id: identity.id, session: { id: '', identityId: identity.id, isMfaComplete: false } }
 }
 
 export function edgeRouterListing(deps: GraphRouteDeps): Listing<Router> {

@@ -5,6 +5,7 @@
  */
 import type { RouterFields } from '../../../actors/policy-graph/policy-graph-messages.ts'
 import { createRouter, deleteRouter, updateRouter } from '../../../flows/routers/router-identity.ts'
+import { decideNoRouterBootstrap } from '../../../domain/policy/graph-decide.ts'
 import type { ErottEnrollMethod } from '../../../flows/enroll/enroll-erott.ts'
 import { okEmpty } from '../../http-envelope.ts'
 import { route, type RouteDef } from '../../http-route.ts'
@@ -41,6 +42,8 @@ const FIELDS = ['name', 'roleAttributes', 'cost', 'noTraversal', 'disabled', 'is
 
 /** Wire body → actor fields; a null name on a patch means "leave it". */
 function toFields(body: object): RouterFields {
+  const b = body as { configs?: string[] | null; ctrlChanListeners?: Record<string, unknown> | null }
+  decideNoRouterBootstrap(b.configs, b.ctrlChanListeners)
   const f = presentFields<RouterFields>(body, FIELDS)
   if (f.name === null) delete f.name
   return f

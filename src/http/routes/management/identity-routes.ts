@@ -4,6 +4,7 @@ import type { SessionRegistryActor } from '../../../actors/session-registry/sess
 import type { IdentityFields } from '../../../actors/identity/identity-messages.ts'
 import { IDENTITY_TYPES, type Identity } from '../../../domain/identity/identity-types.ts'
 import { isMfaEnabled } from '../../../domain/identity/identity-mfa.ts'
+import { decidePermissions } from '../../../domain/identity/identity-decide.ts'
 import { ApiError } from '../../../errors/api-error.ts'
 import type { Clock } from '../../../lib/clock.ts'
 import { ListQuery, RoleListQuery } from '../../../../schemas/common.ts'
@@ -86,10 +87,12 @@ type IdentityInput = {
   defaultHostingPrecedence?: Identity['defaultHostingPrecedence']
   serviceHostingCosts?: Record<string, number>
   serviceHostingPrecedences?: Record<string, Identity['defaultHostingPrecedence']>
+  permissions?: string[] | null
 }
 
 /** Wire body → actor fields; `null` on a patch means "leave" for name/isAdmin (they can not be cleared). */
 function toFields(b: IdentityInput): IdentityFields {
+  decidePermissions(b.permissions)
   const f: IdentityFields = {}
   if (b.name !== undefined && b.name !== null) f.name = b.name
   if (b.type !== undefined) f.typeId = b.type

@@ -4,7 +4,7 @@
  * deleting a service is on the Client API too, for admins, as the official client spec has it.
  */
 import type { ServiceFields } from '../../../actors/policy-graph/policy-graph-messages.ts'
-import { PolicyTypeListQuery, ServiceListQuery } from '../../../../schemas/common.ts'
+import { ManagementServiceListQuery, PolicyTypeListQuery } from '../../../../schemas/common.ts'
 import { ConfigDetail } from '../../../../schemas/config.ts'
 import { IdentityDetail } from '../../../../schemas/identity.ts'
 import { ServiceEdgeRouterPolicyDetail, ServicePolicyDetail } from '../../../../schemas/policy.ts'
@@ -61,7 +61,7 @@ export function serviceRoutes(deps: GraphRouteDeps): RouteDef[] {
   const sub = { tag: 'Service', parent: service }
   return [
     ...crudRoutes({
-      tag: 'Service', routes: ROUTES, entity: 'services', noun: 'service', detail: ServiceDetail, roleFilter: true, clientWrites: true, listQuery: ServiceListQuery,
+      tag: 'Service', routes: ROUTES, entity: 'services', noun: 'service', detail: ServiceDetail, roleFilter: true, clientWrites: true, listQuery: ManagementServiceListQuery,
       listing: (ctx) => serviceListing(deps, ctx),
       bodies: SERVICE_BODIES.schemas,
       ...graphWrites(deps, 'service', (body) => SERVICE_BODIES.fields(body, 'update')),

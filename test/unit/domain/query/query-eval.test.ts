@@ -191,6 +191,15 @@ describe('matches: map entries', () => {
   it('treats every key as missing when the map itself is missing', () => {
     table([['tags.owner = null', true], ['tags.owner = "alice"', false]], { tags: null })
   })
+
+  it('walks nested members (config data), a member named with the dots first, never into arrays or the prototype', () => {
+    const nested = { tags: { port: 80, listen: { host: 'h', port: 81 }, 'a.b': 'flat', a: { b: 'deep' }, list: [{ x: 1 }] } }
+    table([
+      ['tags.listen.host = "h"', true], ['tags.listen.port = 81', true], ['tags.listen.port > 80', true], ['tags.a.b = "flat"', true],
+      ['tags.listen.missing = null', true], ['tags.port.x = null', true], ['tags.list.x = 1', false],
+      ['tags.constructor.name = "Object"', false], ['tags.listen.constructor = null', true],
+    ], nested)
+  })
 })
 
 describe('matches: boolean structure', () => {
