@@ -31,6 +31,9 @@ export const ApiSessionDetail = Type.Object({
   isMfaRequired: Type.Boolean(),
   isMfaComplete: Type.Boolean(),
   isCertExtendable: Type.Boolean(),
+  /** An admin asked the holder of the session's cert authenticator to extend it (and with a new key). */
+  isCertExtendRequested: Type.Boolean(),
+  isCertKeyRollRequested: Type.Boolean(),
   lastActivityAt: Type.String({ format: 'date-time' }),
   cachedLastActivityAt: Type.String({ format: 'date-time' }),
 })

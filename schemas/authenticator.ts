@@ -46,7 +46,16 @@ export const AuthenticatorDetail = Type.Object({
   certPem: Type.Optional(Type.String()),
   fingerprint: Type.Optional(Type.String()),
   isIssuedByNetwork: Type.Boolean(),
+  /** cert only: an admin asked the holder to extend early (`request-extend`), with a new key, and when. */
+  isExtendRequested: Type.Optional(Type.Boolean()),
+  isKeyRollRequested: Type.Optional(Type.Boolean()),
+  extendRequestedAt: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()])),
+  /** cert only: whether the last verified extension changed the key. */
+  lastExtendRolledKeys: Type.Optional(Type.Boolean()),
 })
+
+/** Body of `POST /authenticators/{id}/request-extend`. @see management.yml requestExtendAuthenticator */
+export const RequestExtendAuthenticator = Type.Object({ rollKeys: Type.Optional(Type.Boolean()) })
 
 export const AuthenticateBody = Type.Object({
   username: Type.Optional(Username),

@@ -2,7 +2,7 @@
  * Enrollment wire shapes (Client API, no session). Members are optional as in the spec: a missing token or CSR is
  * the flow's coded refusal (INVALID_ENROLLMENT_TOKEN, COULD_NOT_PROCESS_CSR), not a schema failure.
  * @see edge-api client.yml ottEnrollmentRequest, erOttEnrollmentRequest, routerExtendEnrollmentRequest, genericEnroll,
- *   enrollmentCerts
+ *   enrollmentCerts, tokenEnrollmentRequest, nonceChallenge, nonceSignature, jwks
  */
 import { Type } from '@sinclair/typebox'
 
@@ -58,3 +58,34 @@ export const EnrollmentCerts = Type.Object({
   serverCert: Type.Optional(Type.String()),
   controllers: Type.Optional(Type.Array(Type.String())),
 })
+
+/** Token enrollment (`POST /enroll/token`): with a CSR to a certificate, without one to ext-jwt login. */
+export const TokenEnrollmentRequest = Type.Object({ clientCsr: Type.Optional(Type.String()) })
+
+/** `POST /enroll/challenge`: a UUID to sign with the key of `keyId` (the UUID form is checked by the flow, coded). */
+export const NonceChallenge = Type.Object({ nonce: Type.String(), keyId: Type.String() })
+
+/** The answer of a challenge (not enveloped, as the spec's `nonceSignature`). */
+export const NonceSignature = Type.Object({
+  signature: Type.String(),
+  algorithm: Type.String(),
+  kid: Type.String(),
+  caPool: Type.String(),
+})
+
+/** One public key that signs enrollment JWTs. */
+export const EnrollmentJwk = Type.Object({
+  kty: Type.String(),
+  kid: Type.String(),
+  alg: Type.String(),
+  use: Type.String(),
+  x5c: Type.Array(Type.String()),
+  crv: Type.Optional(Type.String()),
+  x: Type.Optional(Type.String()),
+  y: Type.Optional(Type.String()),
+  n: Type.Optional(Type.String()),
+  e: Type.Optional(Type.String()),
+})
+
+/** `GET /enroll/jwks` (not enveloped, as the spec's `jwks`). */
+export const EnrollmentJwks = Type.Object({ keys: Type.Array(EnrollmentJwk) })

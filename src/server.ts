@@ -36,6 +36,8 @@ import { createUpdbEnrollMethod } from './flows/enroll/enroll-updb.ts'
 import { createErottEnrollMethod } from './flows/enroll/enroll-erott.ts'
 import { createOttCaEnrollMethod } from './flows/enroll/enroll-ottca.ts'
 import { createCaAutoEnrollMethod } from './flows/enroll/enroll-ca.ts'
+import { createTokenEnrollMethod } from './flows/enroll/enroll-token.ts'
+import { createEnrollKeys } from './flows/enroll/enroll-keys.ts'
 import { cascadeCaDeletes, forgetDeletedCas } from './flows/ca/ca-delete-cascade.ts'
 import { enrollRoutes } from './http/routes/client/enroll-routes.ts'
 import { enrollmentRoutes } from './http/routes/management/enrollment-routes.ts'
@@ -274,6 +276,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     join(opts.dataDir, 'pki'),
     { hostname: opts.hostname ?? osHostname(), extraSans, clock, renewServerCert: opts.renewServerCert, nodeName: opts.cluster?.nodeName },
     deps,
+    // a signer's token enrollment names an auth policy of the identity actor (read when a signer is written, which is
+    // after the identity actor has started: on a cluster node commands are applied only from catch-up on)
+    { authPolicyOf: (id) => identities.snapshot().authPolicy(id) },
   )
   // a cluster node: the log is attached before any actor can write (its timers included); the actors are its targets
   const logTargets = new Map<string, LogTarget>([['ca', ca]])
@@ -302,7 +307,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // dangling name that logins treat as no signer, and the integrity check reports)
   const knownSigner = (id: string): boolean => ca.snapshot().jwtSigners.has(id)
   // revocations of OIDC tokens outlive the longest refresh token
-  const identities = startIdentityActor(store, deps, routerNamed, knownSigner, { refreshTokenMs: oidcSettingsOf(opts.oidc).refreshTokenMs })
+  const identities = startIdentityActor(store, deps, routerNamed, knownSigner, {
+    refreshTokenMs: oidcSettingsOf(opts.oidc).refreshTokenMs,
+    // an auth policy a signer enrolls identities into is not deleted under it
+    signersEnrollingInto: (policyId) => ca.snapshot().jwtSigners.all().filter((s) => s.enrollAuthPolicyId === policyId).map((s) => s.id),
+  })
   const stopRevocationPruning = startRevocationPruning(identities)
   const sessionRegistry = startSessionRegistryActor(store, deps, {
     timeoutMs,
@@ -426,6 +435,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     routerEnrollments,
     createOttCaEnrollMethod({ ...enrollmentJwts, identities, cas: () => ca.snapshot(), log }),
     createCaAutoEnrollMethod({ identities, cas: () => ca.snapshot(), clock, log }),
+    createTokenEnrollMethod({ identities, ca, signers: () => ca.snapshot(), keys: extJwt.keys, clock, trustDomain, advertisedUrl: () => baseUrl, log }),
   ])
   const certExtension = createCertExtension({ identities, ca, clock, ownCas, trustDomain })
   const sessionCertificates = createSessionCertificates({ sessions, ca, ownCas, trustDomain })
@@ -440,7 +450,16 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   })
   bus.subscribe<ControllersEvent>('controller.changed', () => tokenKeyring.invalidate())
   const tokenKeys: TokenKeys = tokenKeyring.keys
-  const oidcTokens = createOidcTokens({ ca, identity: (id) => identities.snapshot().identity(id), clock, settings: oidcSettings }, tokenKeys)
+  const oidcTokens = createOidcTokens(
+    {
+      ca,
+      identity: (id) => identities.snapshot().identity(id),
+      authenticator: (id) => identities.snapshot().authenticators.get(id),
+      clock,
+      settings: oidcSettings,
+    },
+    tokenKeys,
+  )
   const bearer = oidcSettings.enabled
     ? createBearerCheck({
         tokens: oidcTokens,
@@ -494,6 +513,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       enrollments,
       byToken: createEnrollByToken({ enrollments, identities: () => identities.snapshot(), routers: () => graph.snapshot() }),
       routerEnrollments,
+      keys: createEnrollKeys({ ca, keys: tokenKeys, nodes: clusterNode ? () => controllers.snapshot().byId.values() : undefined }),
     }),
     ...enrollmentRoutes({ identities, enrollments, clock }),
     ...clientServiceRoutes({ graph, reads, tokens, clock, startedAt, posture: postureEvaluator, listed: controllerMetrics.serviceListed }),

@@ -60,6 +60,13 @@ export const API_ERRORS = {
   CAN_NOT_DELETE_REFERENCED_ENTITY: { status: 409, message: 'The entity is referenced by other entities and can not be deleted' },
   REFERENCED_ENTITY_NOT_FOUND: { status: 400, message: 'A referenced entity could not be found' },
   ENROLLMENT_EXISTS: { status: 409, message: 'An enrollment of the same method already exists' },
+  /** Token enrollment (`POST /enroll/token`): an identity already holds the token's id claim as its externalId. */
+  ENROLLMENT_IDENTITY_ALREADY_ENROLLED: {
+    status: 409,
+    message: 'The token supplied for this enrollment already has a matching identity, cannot enroll a new identity',
+  },
+  /** Token enrollment that the signer or the authentication policy it enrolls into does not allow. */
+  INVALID_ENROLLMENT_NOT_ALLOWED: { status: 409, message: 'The configuration does not allow this enrollment' },
   RATE_LIMITED: {
     status: 429,
     message: 'The requested operation is rate limited and the rate limit has been exceeded. Please try again later',

@@ -38,6 +38,11 @@ export const PUBLIC_ROUTES: ReadonlySet<string> = new Set([
   'client POST /enroll/extend/router',
   'client POST /enroll/ottca',
   'client POST /enroll/ca',
+  // the external JWT in Authorization is the enrollment's credential, not a session
+  'client POST /enroll/token',
+  // an enrolling client checks the network it joins before it has any credential
+  'client GET /enroll/jwks',
+  'client POST /enroll/challenge',
   'GET /',
   'GET /version',
   'GET /enumerated-capabilities',

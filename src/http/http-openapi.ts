@@ -109,7 +109,9 @@ export function buildSwagger(api: ApiName, routes: readonly RouteDef[], version:
     const isList = r.method === 'GET' && !!r.query && 'limit' in (q?.properties ?? {})
     const success = r.produces
       ? { type: 'string' }
-      : status === 201
+      : r.bare && r.response
+        ? r.response
+        : status === 201
         ? Envelope(CreatedData)
         : r.response
           ? isList

@@ -44,6 +44,8 @@ export interface RouteDef {
   query?: TSchema
   /** Schema of `data` in the success answer, for the served spec. */
   response?: TSchema
+  /** The success answer is `response` itself, not `{data, meta}` (the spec's `jwks` and `nonceSignature`). */
+  bare?: true
   successStatus?: number
   handle(ctx: RouteCtx<any, any>): Response | Promise<Response>
 }

@@ -69,6 +69,9 @@ export function newCuid(nowMs: number = Date.now()): string {
   return 'c' + nowMs.toString(36).padStart(8, '0') + counter.toString(36).padStart(4, '0') + rnd
 }
 
+/** A UUID in its text form, any version (8-4-4-4-12 hex digits, either case). */
+export const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
 /** A random UUIDv4: API session tokens and enrollment tokens. */
 export function newUuid(): string {
   if (!seeded) return randomUUID()

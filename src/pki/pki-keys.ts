@@ -182,8 +182,8 @@ export async function isKeyPairOf(privateKey: CryptoKey, spki: Uint8Array): Prom
   }
 }
 
-/** WebCrypto sign/verify parameters for a key of ours. */
-function signatureParams(key: CryptoKey): webcrypto.AlgorithmIdentifier | webcrypto.EcdsaParams {
+/** WebCrypto sign/verify parameters for a key of ours (ECDSA: the hash its curve's JOSE algorithm uses; a JWS of it carries r‖s). */
+export function signatureParams(key: CryptoKey): webcrypto.AlgorithmIdentifier | webcrypto.EcdsaParams {
   if (key.algorithm.name === 'ECDSA') return { name: 'ECDSA', hash: signingHashFor(key) }
   return { name: key.algorithm.name }
 }

@@ -1,10 +1,11 @@
 // A cluster of three in-process nodes on a 3-member etcd: one state served by every node, over HTTPS. Writes on one
 // node are read on the others, a race for one name has one winner and the same refusal everywhere, sessions and
-// enrollments made on one node work on the others, and a node that joins from a backup or restarts answers only once
-// it has caught up.
+// enrollments made on one node work on the others (token enrollment and request-extend too), and a node that joins
+// from a backup or restarts answers only once it has caught up.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { SignJWT } from 'jose'
 import { generateKeyPair, exportPrivateKeyPem } from '../../src/pki/pki-keys.ts'
-import { makeCsrPem } from '../support/pki.ts'
+import { makeCsrPem, makeTestCa } from '../support/pki.ts'
 import { startTestCluster, pollUntil, type TestCluster, type TestNode } from '../support/cluster.ts'
 
 let c: TestCluster
@@ -127,6 +128,62 @@ describe('a cluster of three nodes', () => {
     expect(again.status).toBeGreaterThanOrEqual(400)
     expect(again.status).toBeLessThan(500)
   })
+
+  test('token enrollment through a signer made on another node, and an extension asked on a third, are the same everywhere', async () => {
+    const [a, b, d] = c.nodes
+    // the signer's check reads the auth policy on every node, in log order: the policy is made on one node, the signer on another
+    const policy = await c.call(d, 'POST', `${MGMT}/auth-policies`, {
+      token: admin,
+      body: {
+        name: 'cluster-enroll',
+        primary: {
+          cert: { allowed: true, allowExpiredCerts: true },
+          extJwt: { allowed: true, allowedSigners: [] },
+          updb: { allowed: false, minPasswordLength: 5, requireSpecialChar: false, requireNumberChar: false, requireMixedCase: false, maxAttempts: 0, lockoutDurationMinutes: 0 },
+        },
+        secondary: { requireTotp: false },
+      },
+    })
+    expect(policy.status).toBe(201)
+    const ca = await makeTestCa({ commonName: 'cluster enroll signer' })
+    const signer = await c.call(a, 'POST', `${MGMT}/external-jwt-signers`, {
+      token: admin,
+      body: {
+        name: 'cluster-enroll', enabled: true, issuer: 'https://cluster-idp.test', audience: 'cluster', certPem: ca.certPem,
+        enrollToCertEnabled: true, enrollAuthPolicyId: policy.body.data.id,
+      },
+    })
+    expect(signer.status).toBe(201)
+    await until(b, `${MGMT}/external-jwt-signers/${signer.body.data.id}`, 200)
+    const jwt = await new SignJWT({ iss: 'https://cluster-idp.test', aud: 'cluster', sub: 'cluster-enrollee', exp: Math.floor(Date.now() / 1000) + 300 })
+      .setProtectedHeader({ alg: 'ES256' })
+      .sign(ca.keyPair.privateKey)
+    const keys = await generateKeyPair('ec-p256')
+    const enrolled = await c.call(b, 'POST', `${CLIENT}/enroll/token`, { body: { clientCsr: await makeCsrPem(keys) }, headers: { authorization: `Bearer ${jwt}` } })
+    expect(enrolled.status).toBe(200)
+    // a second enrollment of the token on another node is refused there too
+    await c.waitForRevision()
+    const again = await c.call(d, 'POST', `${CLIENT}/enroll/token`, { body: { clientCsr: await makeCsrPem(keys) }, headers: { authorization: `Bearer ${jwt}` } })
+    expect(again.status).toBe(409)
+    expect(again.body.error.code).toBe('ENROLLMENT_IDENTITY_ALREADY_ENROLLED')
+    const cert = { cert: enrolled.body.data.cert as string, key: await exportPrivateKeyPem(keys.privateKey) }
+    const login = await c.call(d, 'POST', `${CLIENT}/authenticate?method=cert`, { body: {}, cert })
+    expect(login.status).toBe(200)
+    expect(login.body.data.identity.name).toBe('cluster-enrollee')
+    const authenticatorId = login.body.data.authenticatorId as string
+    // asked on node-1, seen on node-3's session and authenticator
+    expect((await c.call(a, 'POST', `${MGMT}/authenticators/${authenticatorId}/request-extend`, { token: admin, body: { rollKeys: true } })).status).toBe(200)
+    const flagged = await pollUntil('the request on node-3', async () => {
+      const r = await c.call(d, 'GET', `${CLIENT}/current-api-session`, { token: login.body.data.token })
+      return r.body.data.isCertExtendRequested ? r : undefined
+    }, 5_000)
+    expect(flagged.body.data.isCertKeyRollRequested).toBe(true)
+    // the policy a signer enrolls into is not deleted on any node
+    const refused = await c.call(b, 'DELETE', `${MGMT}/auth-policies/${policy.body.data.id}`, { token: admin })
+    expect(refused.status).toBe(409)
+    const digests = await c.settledDigests()
+    expect(digests.map((x) => `${x.revision} ${x.digest}`)).toEqual(digests.map(() => `${digests[0].revision} ${digests[0].digest}`))
+  }, 60_000)
 
   test('a node joined from an older backup has caught up before it answers', async () => {
     const [a] = c.nodes

@@ -762,6 +762,9 @@ function fuzzTarget(next: Next): { method: string; target: Buffer; body?: Buffer
     { method: 'PATCH', path: `${M}/identities/no-such-id`, body: json({ name: 'x' }) },
     { method: 'DELETE', path: `${M}/identities/no-such-id` },
     { method: 'POST', path: `${C}/enroll?method=ott&token=x`, body: 'not a csr' },
+    { method: 'POST', path: `${C}/enroll/token`, body: json({ clientCsr: 'not a csr' }) },
+    { method: 'POST', path: `${C}/enroll/challenge`, body: json({ nonce: '00000000-0000-4000-8000-000000000000', keyId: 'x' }) },
+    { method: 'POST', path: `${M}/authenticators/no-such-id/request-extend`, body: json({ rollKeys: true }) },
     { method: pick(next, ['OPTIONS', 'HEAD', 'PUT', 'TRACE', 'BREW', 'get']), path: `${C}/version` },
   ]
   const route = pick(next, routes)

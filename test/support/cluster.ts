@@ -36,6 +36,8 @@ export interface CallOptions {
   body?: unknown
   /** A client certificate and key (certificate login). */
   cert?: { cert: string; key: string }
+  /** Further request headers (e.g. the Authorization of a token enrollment). */
+  headers?: Record<string, string>
   /** The harness's one escape from the spec check (harness.ts RequestOptions.offSpec): why this answer is outside it. */
   offSpec?: string
 }
@@ -263,6 +265,7 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
       const headers: Record<string, string> = { accept: 'application/json' }
       if (o.token) headers['zt-session'] = o.token
       if (o.body !== undefined) headers['content-type'] = 'application/json'
+      Object.assign(headers, o.headers)
       const res = await fetch(`${node.url}${path}`, {
         method,
         headers,

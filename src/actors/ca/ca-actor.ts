@@ -11,7 +11,7 @@ import { decodePem } from '../../lib/pem.ts'
 import { decideSubject, decideValidity } from '../../domain/ca/ca-decide.ts'
 import { BACKDATE_MS, ensureControllerPki, type ControllerPkiOptions } from '../../pki/pki-bootstrap.ts'
 import { issueClientCertificate, issueServerCertificate, readLeafFacts, type CaSigner } from '../../pki/pki-certs.ts'
-import { importPrivateKeyPem, publicKeyFromPrivateKey } from '../../pki/pki-keys.ts'
+import { importPrivateKeyPem, publicKeyFromPrivateKey, signatureParams } from '../../pki/pki-keys.ts'
 import { Actor, type ActorBehavior, type ActorSystemDeps } from '../runtime/actor-runtime.ts'
 import type { ThirdPartyCa } from '../../domain/ca/ca-types.ts'
 import type { Store } from '../../store/store-env.ts'
@@ -20,6 +20,7 @@ import { CaState, type CaReads, type JwtVerifier } from './ca-state.ts'
 import { createCa, deleteCa, updateCa, verifyCa } from './ca-third-party.ts'
 import { createJwtSigner, deleteJwtSigner, updateJwtSigner } from './ca-jwt-signers.ts'
 import type { ExternalJwtSigner } from '../../domain/ca/ca-jwt-signer-types.ts'
+import type { AuthPolicyOf } from '../../domain/ca/ca-jwt-signer-decide.ts'
 
 export type CaActor = Actor<CaState, CaMsg, CaReplies, CaEvent, CaReads>
 
@@ -39,9 +40,15 @@ export function jwtAlgorithmOf(key: CryptoKey): string {
 }
 
 /** Signing and the listener's credentials use this node's keys and store nothing: never a command of the log. */
-const NODE_LOCAL: ReadonlySet<CaMsg['type']> = new Set(['ca.signJwt', 'ca.issueCertificate', 'ca.tlsCredentials'])
+const NODE_LOCAL: ReadonlySet<CaMsg['type']> = new Set(['ca.signJwt', 'ca.signNonce', 'ca.issueCertificate', 'ca.tlsCredentials'])
 
-function behavior(keys: CaKeys): ActorBehavior<CaState, CaMsg, CaReplies, CaEvent> {
+/** What the CA actor reads of other aggregates when it decides (each a synchronous snapshot read). */
+export interface CaLinks {
+  /** The authentication policy a signer enrolls identities into (the identity actor's). */
+  authPolicyOf?: AuthPolicyOf
+}
+
+function behavior(keys: CaKeys, links: CaLinks): ActorBehavior<CaState, CaMsg, CaReplies, CaEvent> {
   return {
     owner: 'ca',
     nodeLocal: NODE_LOCAL,
@@ -50,6 +57,12 @@ function behavior(keys: CaKeys): ActorBehavior<CaState, CaMsg, CaReplies, CaEven
         case 'ca.signJwt': {
           const k = keys.jwt[msg.key]
           return new SignJWT(msg.claims).setProtectedHeader({ alg: k.alg, typ: 'JWT', ...(k.kid ? { kid: k.kid } : {}) }).sign(k.privateKey)
+        }
+        case 'ca.signNonce': {
+          const k = keys.jwt.server
+          return crypto.subtle
+            .sign(signatureParams(k.privateKey), k.privateKey, new TextEncoder().encode(msg.nonce))
+            .then((sig) => ({ signature: Buffer.from(sig).toString('base64url'), alg: k.alg, kid: k.kid ?? '' }))
         }
         case 'ca.issueCertificate':
           return issue(keys.signer, state, msg.request, tx.now)
@@ -64,9 +77,9 @@ function behavior(keys: CaKeys): ActorBehavior<CaState, CaMsg, CaReplies, CaEven
         case 'ca.delete':
           return deleteCa(state, msg, tx)
         case 'jwtSigner.create':
-          return createJwtSigner(state, msg, tx)
+          return createJwtSigner(state, msg, tx, links.authPolicyOf)
         case 'jwtSigner.update':
-          return updateJwtSigner(state, msg, tx)
+          return updateJwtSigner(state, msg, tx, links.authPolicyOf)
         case 'jwtSigner.delete':
           return deleteJwtSigner(state, msg, tx)
         default:
@@ -94,7 +107,7 @@ async function issue(signer: CaSigner, state: CaState, r: CertificateRequest, no
  * Loads (or, on a new data directory, creates) the controller PKI in `dir`, loads the third-party CAs from the store,
  * and starts the CA on them.
  */
-export async function startCaActor(dir: string, opts: ControllerPkiOptions, deps: ActorSystemDeps): Promise<CaActor> {
+export async function startCaActor(dir: string, opts: ControllerPkiOptions, deps: ActorSystemDeps, links: CaLinks = {}): Promise<CaActor> {
   const pki = await ensureControllerPki(dir, opts)
   const serverKey = await importPrivateKeyPem(pki.server.keyPem)
   const jwt: CaKeys['jwt'] = {
@@ -119,7 +132,7 @@ export async function startCaActor(dir: string, opts: ControllerPkiOptions, deps
   )
   loadThirdPartyCas(state, deps.store)
   for (const { value } of deps.store.db('external-jwt-signers').getRange()) state.putJwtSigner(value as ExternalJwtSigner)
-  return new Actor('ca', state, behavior({ signer: pki.signer, jwt, tls: pki.tls }), deps)
+  return new Actor('ca', state, behavior({ signer: pki.signer, jwt, tls: pki.tls }, links), deps)
 }
 
 function loadThirdPartyCas(state: CaState, store: Store): void {

@@ -2,9 +2,11 @@
  * The CA actor's handlers of external JWT signers: merge the request over the stored signer (or the defaults), read
  * the facts of a given `certPem` (exactly one certificate: 400 INVALID_CERT_PEM naming `certPem` otherwise), decide
  * with domain/ca checks, then apply synchronously (state and the `external-jwt-signers` sub-db). Verifiers key their
- * caches by the record, which every write replaces, so no event is needed.
+ * caches by the record, which every write replaces, so no event is needed. The policy a signer enrolls identities into
+ * is the identity actor's: read through `authPolicyOf` (on a cluster node commands apply one at a time in log order,
+ * so every node reads the same policies).
  */
-import { decideJwtSigner, mergeJwtSignerFields, type JwtSignerSettings } from '../../domain/ca/ca-jwt-signer-decide.ts'
+import { decideJwtSigner, mergeJwtSignerFields, type AuthPolicyOf, type JwtSignerSettings } from '../../domain/ca/ca-jwt-signer-decide.ts'
 import type { ExternalJwtSigner } from '../../domain/ca/ca-jwt-signer-types.ts'
 import { ApiError } from '../../errors/api-error.ts'
 import { newShortId } from '../../lib/ids.ts'
@@ -15,18 +17,18 @@ import type { CaState } from './ca-state.ts'
 
 type Msg<T extends CaMsg['type']> = Extract<CaMsg, { type: T }>
 
-export function createJwtSigner(state: CaState, msg: Msg<'jwtSigner.create'>, tx: Tx<CaEvent>): { id: string } {
+export function createJwtSigner(state: CaState, msg: Msg<'jwtSigner.create'>, tx: Tx<CaEvent>, authPolicyOf?: AuthPolicyOf): { id: string } {
   const id = newShortId()
-  const settings = decideJwtSigner(state, mergeJwtSignerFields(undefined, msg.input))
+  const settings = decideJwtSigner(state, mergeJwtSignerFields(undefined, msg.input), undefined, authPolicyOf)
   put(state, { id, ...settings, ...certificateFacts(settings.certPem), createdAt: tx.now, updatedAt: tx.now }, tx)
   return { id }
 }
 
-export function updateJwtSigner(state: CaState, msg: Msg<'jwtSigner.update'>, tx: Tx<CaEvent>): void {
+export function updateJwtSigner(state: CaState, msg: Msg<'jwtSigner.update'>, tx: Tx<CaEvent>, authPolicyOf?: AuthPolicyOf): void {
   const prev = state.jwtSigners.get(msg.id)
   if (!prev) throw ApiError.notFound()
   const start: JwtSignerSettings | undefined = msg.replace ? undefined : prev
-  const settings = decideJwtSigner(state, mergeJwtSignerFields(start, msg.input), prev.id)
+  const settings = decideJwtSigner(state, mergeJwtSignerFields(start, msg.input), prev.id, authPolicyOf)
   const facts = settings.certPem === prev.certPem ? prev : certificateFacts(settings.certPem)
   put(state, { ...prev, ...settings, ...pickFacts(facts), updatedAt: tx.now }, tx)
 }

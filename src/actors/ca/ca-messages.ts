@@ -68,6 +68,11 @@ export interface ThirdPartyCaFields {
 
 export type CaMsg =
   | { type: 'ca.signJwt'; key: JwtKeyName; claims: JwtClaims }
+  /**
+   * Signs `nonce` (a canonical UUID the caller checked: 36 ASCII characters, which no JWS signing input, TLS
+   * handshake transcript or certificate body can be) with the TLS server key, for `POST /enroll/challenge`.
+   */
+  | { type: 'ca.signNonce'; nonce: string }
   | { type: 'ca.issueCertificate'; request: CertificateRequest }
   /** The listener's TLS key and certificate chain, handed out at start. */
   | { type: 'ca.tlsCredentials' }
@@ -87,6 +92,8 @@ export type CaMsg =
 
 export interface CaReplies {
   'ca.signJwt': string
+  /** The signature as a JWS would carry it (base64url; ECDSA as r‖s), the key's JOSE algorithm and its kid. */
+  'ca.signNonce': { signature: string; alg: string; kid: string }
   'ca.issueCertificate': IssuedCertificate
   'ca.tlsCredentials': { key: string; cert: string }
   'ca.create': { id: string }

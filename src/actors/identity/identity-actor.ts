@@ -24,7 +24,7 @@ import {
   type IdentityLookup,
 } from '../../domain/identity/identity-decide.ts'
 import type { IdentityReads } from '../../domain/identity/identity-reads.ts'
-import { decideCertExtendable, decideExtendVerify } from '../../domain/identity/identity-cert-extend.ts'
+import { decideCertExtendable, decideExtendRequest, decideExtendVerify } from '../../domain/identity/identity-cert-extend.ts'
 import { decideNewEnrollment, decideRedeemable } from '../../domain/enrollment/enrollment-decide.ts'
 import { uniqueIdentityName } from '../../domain/ca/ca-claims.ts'
 import type { Enrollment } from '../../domain/enrollment/enrollment-types.ts'
@@ -138,8 +138,23 @@ const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, Ident
         const prev = state.authenticators.get(msg.id)
         const proven = decideExtendVerify(prev, msg.identityId, msg.fingerprint)
         const { unverifiedCertPem: _pem, unverifiedFingerprint: _fp, ...rest } = prev!
-        const next: Authenticator = { ...rest, certPem: proven.certPem, fingerprint: proven.fingerprint, updatedAt: tx.now }
+        const next: Authenticator = {
+          ...rest,
+          certPem: proven.certPem,
+          fingerprint: proven.fingerprint,
+          // the extension an admin asked for is done
+          isExtendRequested: false,
+          isKeyRollRequested: false,
+          extendRequestedAt: null,
+          lastExtendRolledKeys: msg.rolledKeys,
+          updatedAt: tx.now,
+        }
         saveAuthenticator(state, tx, next)
+        return
+      }
+      case 'authenticator.requestExtend': {
+        const prev = decideExtendRequest(state.authenticators.get(msg.id))
+        saveAuthenticator(state, tx, { ...prev, isExtendRequested: true, isKeyRollRequested: msg.rollKeys, extendRequestedAt: tx.now, updatedAt: tx.now })
         return
       }
       case 'authenticator.createCert': {
@@ -152,6 +167,8 @@ const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, Ident
         return reEnroll(state, msg, tx)
       case 'identity.enrollByCa':
         return enrollByCa(state, msg, tx)
+      case 'identity.enrollByToken':
+        return enrollByToken(state, msg, tx)
       case 'identity.forgetCa':
         return forgetCa(state, msg.caId, tx)
       case 'authPolicy.create': {
@@ -166,7 +183,7 @@ const behavior: ActorBehavior<IdentityState, IdentityMsg, IdentityReplies, Ident
         return
       }
       case 'authPolicy.delete': {
-        const policy = decideDeleteAuthPolicy(state.authPolicy(msg.id), state.identityIdsWithAuthPolicy(msg.id))
+        const policy = decideDeleteAuthPolicy(state.authPolicy(msg.id), state.identityIdsWithAuthPolicy(msg.id), state.signersEnrollingInto(msg.id))
         state.authPolicies.remove(policy.id)
         tx.remove('auth-policies', policy.id)
         return
@@ -523,6 +540,37 @@ function enrollByCa(state: IdentityState, msg: Extract<IdentityMsg, { type: 'ide
   return { id: created.id, name, authenticatorId }
 }
 
+/** Token enrollment: the identity and, for a certificate enrollment, its network-issued cert authenticator, in one transaction. */
+function enrollByToken(state: IdentityState, msg: Extract<IdentityMsg, { type: 'identity.enrollByToken' }>, tx: Tx<IdentityEvent>) {
+  // another enrollment of the same token (or an admin's identity with that externalId) won
+  if (state.identityByExternalId(msg.externalId)) throw new ApiError('ENROLLMENT_IDENTITY_ALREADY_ENROLLED')
+  if (msg.cert && state.certByFingerprintOf(msg.cert.fingerprint)) {
+    // the CA issued this certificate moments ago with a random serial: a second holder is a bug, not a client's doing
+    throw new TypeError(`certificate ${msg.cert.fingerprint} already belongs to an authenticator`)
+  }
+  const created = createIdentity(
+    state,
+    {
+      type: 'identity.create',
+      input: {
+        name: msg.name,
+        typeId: 'Default',
+        isAdmin: false,
+        roleAttributes: [...msg.roleAttributes],
+        authPolicyId: msg.authPolicyId,
+        externalId: msg.externalId,
+      },
+      change: msg.change,
+    },
+    tx,
+    msg.id,
+  )
+  if (!msg.cert) return { id: created.id, authenticatorId: null }
+  const a = certAuthenticator(created.id, msg.cert, true, null, {}, tx.now)
+  saveAuthenticator(state, tx, a)
+  return { id: created.id, authenticatorId: a.id }
+}
+
 /** What hangs on a deleted third-party CA goes: its cert authenticators and its ottca enrollments. */
 function forgetCa(state: IdentityState, caId: string, tx: Tx<IdentityEvent>) {
   const authenticators = [...state.authenticators.values()].filter((a) => a.method === 'cert' && a.caId === caId)
@@ -564,6 +612,8 @@ function syncRouterIdentity(state: IdentityState, msg: Extract<IdentityMsg, { ty
 export interface IdentityActorOptions {
   /** The OIDC refresh-token lifetime (ms): revocations made without an expiry outlive it by a minute. Default 24 h. */
   refreshTokenMs?: number
+  /** The external JWT signers that enroll identities into an auth policy (it may not be deleted while one does). */
+  signersEnrollingInto?: (policyId: string) => readonly string[]
 }
 
 /**
@@ -577,7 +627,12 @@ export function startIdentityActor(
   knownSigner?: (id: string) => boolean,
   opts: IdentityActorOptions = {},
 ): IdentityActor {
-  const state = new IdentityState(reservedNameHolder, knownSigner, revocationLifetimeMs(opts.refreshTokenMs ?? DEFAULT_REFRESH_TOKEN_MS))
+  const state = new IdentityState(
+    reservedNameHolder,
+    knownSigner,
+    revocationLifetimeMs(opts.refreshTokenMs ?? DEFAULT_REFRESH_TOKEN_MS),
+    opts.signersEnrollingInto,
+  )
   // each record is parsed for the state alone: compacted in place (putIdentity's owned)
   for (const { value } of store.db('identities').getRange()) state.putIdentity(value as Identity, true)
   for (const { value } of store.db('authenticators').getRange()) state.putAuthenticator(value as Authenticator)

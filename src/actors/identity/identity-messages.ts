@@ -84,6 +84,23 @@ export type IdentityMsg =
       change: ChangeContext
     }
   /**
+   * Token enrollment (`POST /enroll/token`): creates identity `id` (type Default, not admin) from a verified external
+   * JWT, with `externalId` = the token's id claim, and in the same transaction its network-issued cert authenticator
+   * when it enrolled with a CSR (`cert`), or none when it logs in by ext-jwt. 409 ENROLLMENT_IDENTITY_ALREADY_ENROLLED
+   * when an identity holds the externalId meanwhile; the name, role attributes and auth policy are decided as an
+   * admin's create decides them (400 COULD_NOT_VALIDATE on the field).
+   */
+  | {
+      type: 'identity.enrollByToken'
+      id: string
+      name: string
+      roleAttributes: readonly string[]
+      authPolicyId: string
+      externalId: string
+      cert: { certPem: string; fingerprint: string } | null
+      change: ChangeContext
+    }
+  /**
    * Redeems the updb enrollment of `token`: creates the identity's updb authenticator with the enrollment's username
    * and removes the enrollment, in one transaction.
    */
@@ -107,7 +124,21 @@ export type IdentityMsg =
    * Makes the pending certificate whose fingerprint the client proved the authenticator's certificate: from then on
    * only it logs in. INVALID_CLIENT_CERT for any other fingerprint.
    */
-  | { type: 'authenticator.verifyExtendedCert'; id: string; identityId: string; fingerprint: string; change: ChangeContext }
+  | {
+      type: 'authenticator.verifyExtendedCert'
+      id: string
+      identityId: string
+      fingerprint: string
+      /** Whether the verified certificate's key differs from the one it replaces (the flow compared them). */
+      rolledKeys: boolean
+      change: ChangeContext
+    }
+  /**
+   * An admin asks the holder of a cert authenticator to extend its certificate early (and with `rollKeys` to use a new
+   * key): the authenticator is flagged now; a verified extension clears the flags (domain/identity
+   * identity-cert-extend.ts decideExtendRequest).
+   */
+  | { type: 'authenticator.requestExtend'; id: string; rollKeys: boolean; change: ChangeContext }
   /** An admin's cert authenticator for a certificate verified before (`caId`: the third-party CA it chains to). */
   | { type: 'authenticator.createCert'; identityId: string; certPem: string; fingerprint: string; caId: string | null; tags: Authenticator['tags']; change: ChangeContext }
   /**
@@ -197,6 +228,8 @@ export interface IdentityReplies {
   'authenticator.delete': void
   'authenticator.extendCert': void
   'authenticator.verifyExtendedCert': void
+  'authenticator.requestExtend': void
+  'identity.enrollByToken': { id: string; authenticatorId: string | null }
   'identity.enrollByCa': { id: string; name: string; authenticatorId: string | null }
   'authenticator.createCert': { id: string }
   'authenticator.reEnroll': { id: string }

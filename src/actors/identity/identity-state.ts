@@ -66,14 +66,22 @@ export class IdentityState implements IdentityReads {
 
   /**
    * `reservedNames`: the id of the router a name is reserved for (read from the policy graph's snapshot);
-   * `signerExists`: whether an external JWT signer exists (auth policies name them).
+   * `signerExists`: whether an external JWT signer exists (auth policies name them); `signersEnrolling`: the signers
+   * that name a policy (the CA actor's snapshot).
    */
   constructor(
     private readonly reservedNames: (name: string) => string | undefined = () => undefined,
     private readonly signerExists: (id: string) => boolean = () => false,
     /** How long a revocation asked without `expiresAt` lives (the actor's handlers read it; not a read of others). */
     readonly revocationLifetimeMs = lifetimeFor(DEFAULT_REFRESH_TOKEN_MS),
+    /** The ids of the external JWT signers that enroll identities into an auth policy (`enrollAuthPolicyId`). */
+    private readonly signersEnrolling: (policyId: string) => readonly string[] = () => [],
   ) {}
+
+  /** The ids of the external JWT signers whose token enrollment gives identities this auth policy. */
+  signersEnrollingInto(policyId: string): readonly string[] {
+    return this.signersEnrolling(policyId)
+  }
 
   revocation(id: string): Revocation | undefined {
     return this.revocationById.get(id)

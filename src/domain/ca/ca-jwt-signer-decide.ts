@@ -9,12 +9,23 @@
  * - `jwksEndpoint`: an absolute https URL, or http to a loopback host (127.0.0.0/8, ::1, localhost); `externalAuthUrl`:
  *   an absolute http(s) URL
  * - `claimsProperty` absent or empty means `sub`; `targetToken` absent means ACCESS
+ * - token enrollment (`POST /enroll/token`): `enrollNameClaimsSelector` empty means `/sub`, and it and
+ *   `enrollAttributeClaimsSelector` must be valid JSON pointers (a leading `/` may be left out; ca-jwt-claims.ts);
+ *   `enrollAuthPolicyId` empty means `default`, and it must name an authentication policy that allows primary ext-jwt
+ *   login when `enrollToTokenEnabled` and primary certificate login when `enrollToCertEnabled` (400 on the field,
+ *   as the real controller's store refuses it); the policies are the identity actor's, read through `authPolicyOf`
  * How a write lays its fields over the stored signer: create and PUT start from the defaults, PATCH from the stored
  * record; an absent member keeps that start, null clears a nullable field and counts as absent for the others.
  */
 import { ApiError } from '../../errors/api-error.ts'
 import { decideName } from '../policy/graph-decide.ts'
 import { DEFAULT_CLAIMS_PROPERTY, type ExternalJwtSigner, type ExternalJwtSignerReads, type TargetToken } from './ca-jwt-signer-types.ts'
+import { claimSelectorProblem, DEFAULT_ENROLL_NAME_SELECTOR } from './ca-jwt-claims.ts'
+import { DEFAULT_AUTH_POLICY } from '../identity/identity-types.ts'
+import type { AuthPolicyRules } from '../identity/identity-auth-policy.ts'
+
+/** The rules of an authentication policy by id (the identity actor's), for the token-enrollment checks. */
+export type AuthPolicyOf = (id: string) => Pick<AuthPolicyRules, 'primary'> | undefined
 
 /** The writable fields of a signer, as a request gives them (each may be absent; nullable ones may be null). */
 export interface JwtSignerFields {
@@ -83,7 +94,7 @@ export function mergeJwtSignerFields(stored: JwtSignerSettings | undefined, inpu
  * The settings to store, checked against the other signers (`selfId`: the signer being updated). Empty optional
  * strings read as absent (an empty `kid` is no kid, an empty `claimsProperty` is `sub`).
  */
-export function decideJwtSigner(reads: ExternalJwtSignerReads, s: JwtSignerSettings, selfId?: string): JwtSignerSettings {
+export function decideJwtSigner(reads: ExternalJwtSignerReads, s: JwtSignerSettings, selfId?: string, authPolicyOf?: AuthPolicyOf): JwtSignerSettings {
   const name = decideName('externalJwtSigners', s.name, (n) => reads.jwtSigners.idByName(n), selfId)
   const issuer = s.issuer.trim()
   if (issuer === '') throw ApiError.invalidField('issuer', 'issuer is required', s.issuer)
@@ -101,9 +112,16 @@ export function decideJwtSigner(reads: ExternalJwtSignerReads, s: JwtSignerSetti
   if (jwksEndpoint !== null) decideUrl('jwksEndpoint', jwksEndpoint, 'https-or-loopback')
   const externalAuthUrl = emptyAsNull(s.externalAuthUrl)
   if (externalAuthUrl !== null) decideUrl('externalAuthUrl', externalAuthUrl, 'http-or-https')
+  const enrollNameClaimsSelector = s.enrollNameClaimsSelector.trim() === '' ? DEFAULT_ENROLL_NAME_SELECTOR : s.enrollNameClaimsSelector
+  decideClaimSelector('enrollNameClaimsSelector', enrollNameClaimsSelector)
+  decideClaimSelector('enrollAttributeClaimsSelector', s.enrollAttributeClaimsSelector)
+  const enrollAuthPolicyId = s.enrollAuthPolicyId.trim() === '' ? DEFAULT_AUTH_POLICY.id : s.enrollAuthPolicyId
+  if (authPolicyOf) decideEnrollAuthPolicy(authPolicyOf, enrollAuthPolicyId, s)
   return {
     ...s,
     name,
+    enrollNameClaimsSelector,
+    enrollAuthPolicyId,
     issuer,
     kid,
     certPem,
@@ -111,6 +129,24 @@ export function decideJwtSigner(reads: ExternalJwtSignerReads, s: JwtSignerSetti
     externalAuthUrl,
     clientId: emptyAsNull(s.clientId),
     claimsProperty: s.claimsProperty.trim() === '' ? DEFAULT_CLAIMS_PROPERTY : s.claimsProperty,
+  }
+}
+
+/** 400 on `field` unless `selector` is empty or a valid JSON pointer. */
+function decideClaimSelector(field: string, selector: string): void {
+  const problem = claimSelectorProblem(selector)
+  if (problem !== null) throw ApiError.invalidField(field, `the claims selector is not a valid JSON pointer: ${problem}`, selector)
+}
+
+/** 400 on `enrollAuthPolicyId` unless the policy exists and allows the primary login of each enrollment allowed. */
+function decideEnrollAuthPolicy(authPolicyOf: AuthPolicyOf, id: string, s: JwtSignerSettings): void {
+  const policy = authPolicyOf(id)
+  if (!policy) throw ApiError.invalidField('enrollAuthPolicyId', 'the auth policy could not be found', id)
+  if (s.enrollToTokenEnabled && !policy.primary.extJwt.allowed) {
+    throw ApiError.invalidField('enrollAuthPolicyId', 'enrollToTokenEnabled needs an auth policy that allows primary ext-jwt authentication', id)
+  }
+  if (s.enrollToCertEnabled && !policy.primary.cert.allowed) {
+    throw ApiError.invalidField('enrollAuthPolicyId', 'enrollToCertEnabled needs an auth policy that allows primary certificate authentication', id)
   }
 }
 

@@ -161,12 +161,14 @@ export function decideAuthPolicy(
 }
 
 /**
- * A policy that may be deleted: it exists, it is not the `default` one, and no identity names it (409
- * CAN_NOT_DELETE_REFERENCED_ENTITY listing them).
+ * A policy that may be deleted: it exists, it is not the `default` one, and no identity names it and no external JWT
+ * signer enrolls identities into it (`enrollAuthPolicyId`, the real controller's foreign key): 409
+ * CAN_NOT_DELETE_REFERENCED_ENTITY listing them.
  */
-export function decideDeleteAuthPolicy(policy: AuthPolicy | undefined, referencedBy: readonly string[]): AuthPolicy {
+export function decideDeleteAuthPolicy(policy: AuthPolicy | undefined, referencedBy: readonly string[], enrollingSigners: readonly string[] = []): AuthPolicy {
   if (!policy) throw ApiError.notFound()
   if (referencedBy.length > 0) throw referencedEntity('authPolicies', 'identities', 'id', referencedBy)
+  if (enrollingSigners.length > 0) throw referencedEntity('authPolicies', 'externalJwtSigners', 'id', enrollingSigners)
   if (policy.id === DEFAULT_AUTH_POLICY.id) {
     throw ApiError.withMessage('ENTITY_CAN_NOT_BE_DELETED', `the default auth policy can not be deleted (id=${policy.id})`)
   }

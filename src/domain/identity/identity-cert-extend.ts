@@ -7,7 +7,11 @@
  *   CAN_NOT_UPDATE_AUTHENTICATOR otherwise
  * - extend-verify without a pending extension: 409 CAN_NOT_UPDATE_AUTHENTICATOR; a certificate other than the pending
  *   one: 400 INVALID_CLIENT_CERT
- * @see controller/model/authenticator_manager.go ExtendCertForIdentity, VerifyExtendCertForIdentity
+ * - an admin's request to extend (`POST /authenticators/{id}/request-extend`): an unknown authenticator is 404
+ *   NOT_FOUND; one of another method, or a certificate this controller did not issue (its holder could not extend
+ *   it), is 409 CAN_NOT_UPDATE_AUTHENTICATOR (the spec documents 403, which no code has; the real controller answers
+ *   401 UNAUTHORIZED, which a client reads as a session problem, and flags third-party certificates too)
+ * @see controller/model/authenticator_manager.go ExtendCertForIdentity, VerifyExtendCertForIdentity, RequestExtend
  */
 import { ApiError } from '../../errors/api-error.ts'
 import type { Authenticator } from './identity-types.ts'
@@ -37,4 +41,14 @@ export function decideExtendVerify(a: Authenticator | undefined, identityId: str
   const pending = decidePendingExtension(a, identityId)
   if (fingerprint !== pending.fingerprint) throw new ApiError('INVALID_CLIENT_CERT')
   return pending
+}
+
+/** The cert authenticator an admin may ask its holder to extend: one whose certificate this controller issued. */
+export function decideExtendRequest(a: Authenticator | undefined): Authenticator {
+  if (!a) throw ApiError.notFound()
+  if (a.method !== 'cert') throw ApiError.withMessage('CAN_NOT_UPDATE_AUTHENTICATOR', 'only a cert authenticator can be asked to extend')
+  if (!a.certPem || !a.fingerprint || !a.isIssuedByNetwork) {
+    throw ApiError.withMessage('CAN_NOT_UPDATE_AUTHENTICATOR', 'only a certificate issued by this controller can be extended')
+  }
+  return a
 }

@@ -12,6 +12,7 @@
  */
 import { ApiError } from '../../errors/api-error.ts'
 import type { DeepReadonly } from '../../lib/deep-readonly.ts'
+import { UUID_TEXT } from '../../lib/ids.ts'
 
 /** The kinds of revocation, as the spec's `revocationTypeEnum`. */
 export const REVOCATION_TYPES = ['JTI', 'IDENTITY', 'API_SESSION'] as const
@@ -76,8 +77,6 @@ export function toRevocation(n: NewRevocation, now: number, lifetimeMs: number):
   return { id: n.id, type: n.type, expiresAt: n.expiresAt ?? now + lifetimeMs, createdAt: now, updatedAt: now, tags: n.tags ?? {} }
 }
 
-/** A UUID in its text form (any version: the real controller's parser takes them all). */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /**
  * The checks of an admin's `POST /revocations`, as the real controller makes them: an IDENTITY revocation names an
@@ -88,7 +87,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 export function decideAdminRevocation(identityExists: (id: string) => boolean, n: NewRevocation): void {
   if (n.type === 'IDENTITY') {
     if (!identityExists(n.id)) throw ApiError.notFound()
-  } else if (!UUID.test(n.id)) {
+  } else if (!UUID_TEXT.test(n.id)) {
     throw ApiError.invalidField('id', 'must be a valid UUID', n.id)
   }
 }

@@ -90,6 +90,16 @@ export type Authenticator = DeepReadonly<{
    * an admin's create); deleting that CA deletes the authenticator, and a re-enroll makes an ottca enrollment of it.
    */
   caId?: string
+  /**
+   * cert: an admin asked the holder to extend the certificate early (`POST /authenticators/{id}/request-extend`), and
+   * with `isKeyRollRequested` to use a new key; `extendRequestedAt` is when. A verified extension clears all three.
+   * Absent: false, false, null (records written before request-extend existed).
+   */
+  isExtendRequested?: boolean
+  isKeyRollRequested?: boolean
+  extendRequestedAt?: number | null
+  /** cert: whether the last verified extension changed the key (absent: no extension verified yet, false). */
+  lastExtendRolledKeys?: boolean
   tags: Tags
   createdAt: number
   updatedAt: number

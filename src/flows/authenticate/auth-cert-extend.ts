@@ -14,7 +14,9 @@
  * - until verified, the old certificate logs in and the pending one does not; extend-verify with the pending
  *   certificate (exactly one PEM certificate, else 400 INVALID_CLIENT_CERT; another certificate: 400
  *   INVALID_CLIENT_CERT; nothing pending: 409 CAN_NOT_UPDATE_AUTHENTICATOR) swaps them: from then on only the new
- *   one logs in. API sessions opened with the old certificate stay open.
+ *   one logs in. API sessions opened with the old certificate stay open. Verification also clears an admin's request to
+ *   extend (`isExtendRequested`, `isKeyRollRequested`, `extendRequestedAt`) and records whether the key changed
+ *   (`lastExtendRolledKeys`, from the two certificates' public keys).
  * - answer of extend: `{ca: <the controller's CA certificates>, clientCert: <the new leaf>}`; of extend-verify: empty
  *
  * Failure story (CA then identity actor): the CA signs, then one identity-actor message stores the pending
@@ -26,7 +28,7 @@
 import { ApiError } from '../../errors/api-error.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { decideCertExtendable, decidePendingExtension } from '../../domain/identity/identity-cert-extend.ts'
-import { parseCertificatesPem, readCertificateDer, toCertificateView } from '../../pki/pki-certs.ts'
+import { certificateDersOf, parseCertificatesPem, readCertificateDer, readCertificateSpki, toCertificateView } from '../../pki/pki-certs.ts'
 import { verifyCertificateChain } from '../../pki/pki-chain.ts'
 import type { CaActor } from '../../actors/ca/ca-actor.ts'
 import type { IdentityActor } from '../../actors/identity/identity-actor.ts'
@@ -84,18 +86,31 @@ export function createCertExtension(deps: CertExtendDeps) {
     },
 
     async verify(identityId: string, authenticatorId: string, certPem: string, change: ChangeContext): Promise<void> {
-      decidePendingExtension(deps.identities.snapshot().authenticators.get(authenticatorId), identityId)
+      const a = deps.identities.snapshot().authenticators.get(authenticatorId)
+      decidePendingExtension(a, identityId)
       let fingerprint: string
+      let spki: Uint8Array
       try {
         const certs = parseCertificatesPem(certPem)
         if (certs.length !== 1) throw new Error('not exactly one certificate')
         fingerprint = certs[0].fingerprintSha1
+        spki = readCertificateSpki(certificateDersOf(certPem)[0])
       } catch {
         throw new ApiError('INVALID_CLIENT_CERT')
       }
-      await deps.identities.ask({ type: 'authenticator.verifyExtendedCert', id: authenticatorId, identityId, fingerprint, change })
+      const rolledKeys = !Buffer.from(spki).equals(spkiOf(a!.certPem!))
+      await deps.identities.ask({ type: 'authenticator.verifyExtendedCert', id: authenticatorId, identityId, fingerprint, rolledKeys, change })
     },
   }
 }
 
 export type CertExtension = ReturnType<typeof createCertExtension>
+
+/** The SubjectPublicKeyInfo of the certificate the authenticator holds; empty when it cannot be read. */
+function spkiOf(certPem: string): Uint8Array {
+  try {
+    return readCertificateSpki(certificateDersOf(certPem)[0])
+  } catch {
+    return new Uint8Array()
+  }
+}

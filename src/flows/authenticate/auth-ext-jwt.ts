@@ -7,7 +7,8 @@
  *   injected clock, `iss` equal to the signer's issuer, `aud` containing its audience; a `certPem` signer only while
  *   its certificate is valid at that clock
  * - the claim `claimsProperty` (a non-empty string) names the identity: its id, or its `externalId` when the signer
- *   has `useExternalId`
+ *   has `useExternalId`; `claimsProperty` is a JSON pointer into the claims as the real controller reads it (`sub` and
+ *   `/sub` are the same claim, `/a/b` a nested one: domain/ca/ca-jwt-claims.ts)
  * - primary: the signer must be enabled, and the identity's policy must allow ext-jwt (`primary.extJwt.allowed`) and
  *   this signer (`allowedSigners`, null or empty = any); every refusal is 401 UNAUTHORIZED with the realm
  *   `openziti-primary-ext-jwt` (error missing, invalid or expired; ids and issuers of the enabled signers)
@@ -21,6 +22,7 @@ import { decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify, type
 import { ApiError } from '../../errors/api-error.ts'
 import type { Clock } from '../../lib/clock.ts'
 import type { ExternalJwtSigner, ExternalJwtSignerReads } from '../../domain/ca/ca-jwt-signer-types.ts'
+import { claimString } from '../../domain/ca/ca-jwt-claims.ts'
 import { allowsSigner, type AuthPolicyRules } from '../../domain/identity/identity-auth-policy.ts'
 import type { Identity } from '../../domain/identity/identity-types.ts'
 import type { IdentityReads } from '../../domain/identity/identity-reads.ts'
@@ -77,7 +79,7 @@ function refusal(realm: string, failure: BearerFailure, signers: readonly Extern
 }
 
 /** The signer a token names (by kid, else by iss), or undefined; never throws on a malformed token. */
-function signerOfToken(reads: ExternalJwtSignerReads, token: string): ExternalJwtSigner | undefined {
+export function signerOfToken(reads: ExternalJwtSignerReads, token: string): ExternalJwtSigner | undefined {
   try {
     const { kid } = decodeProtectedHeader(token)
     const byKid = typeof kid === 'string' ? reads.jwtSignerByKid(kid) : undefined
@@ -89,9 +91,10 @@ function signerOfToken(reads: ExternalJwtSignerReads, token: string): ExternalJw
   }
 }
 
-type Verified = { ok: true; claims: JWTPayload } | { ok: false; failure: BearerFailure; reason: string }
+export type Verified = { ok: true; claims: JWTPayload } | { ok: false; failure: BearerFailure; reason: string }
 
-async function verifyWith(deps: ExtJwtDeps, signer: ExternalJwtSigner, token: string): Promise<Verified> {
+/** Verifies `token` as `signer`'s (signature, exp/nbf at the clock, iss, aud; a certPem signer within its validity). */
+export async function verifyWith(deps: Pick<ExtJwtDeps, 'clock' | 'keys'>, signer: ExternalJwtSigner, token: string): Promise<Verified> {
   const now = deps.clock.now()
   if ((signer.notBefore !== null && now < signer.notBefore) || (signer.notAfter !== null && now > signer.notAfter)) {
     return { ok: false, failure: 'invalid', reason: "the signer's certificate is outside its validity" }
@@ -112,8 +115,8 @@ async function verifyWith(deps: ExtJwtDeps, signer: ExternalJwtSigner, token: st
 
 /** The identity the signer's claim names, or undefined. */
 function identityOfClaims(deps: ExtJwtDeps, signer: ExternalJwtSigner, claims: JWTPayload): Identity | undefined {
-  const value = claims[signer.claimsProperty]
-  if (typeof value !== 'string' || value === '') return undefined
+  const value = claimString(claims, signer.claimsProperty)
+  if (value === undefined || value === '') return undefined
   const reads = deps.identities.snapshot()
   return signer.useExternalId ? reads.identityByExternalId(value) : reads.identity(value)
 }

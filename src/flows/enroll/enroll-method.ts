@@ -1,8 +1,9 @@
 /**
  * Enrollment methods as modules: the `EnrollmentMethod` interface every method implements (enroll-ott, enroll-ottca,
- * enroll-updb, enroll-erott for routers, enroll-ca for CA auto-enrollment, which has no create-time part) and the
- * registry the identity-create path and `POST /enroll` dispatch through. Shaped after the real controller's enrollment modules
- * (`enrollment_mod_{ott,ottca,updb,erott,ca}.go`): a create-time part that makes the enrollment record stored with its
+ * enroll-updb, enroll-erott for routers, and enroll-ca for CA auto-enrollment and enroll-token for enrollment by an
+ * external JWT, which have no create-time part) and the registry the identity-create path and `POST /enroll`
+ * dispatch through. Shaped after the real controller's enrollment modules
+ * (`enrollment_mod_{ott,ottca,updb,erott,ca,token}.go`): a create-time part that makes the enrollment record stored with its
  * identity or router, and a redeem part that runs unauthenticated on `POST /enroll/<method>`.
  * - a method requested on create that no module with a create-time part handles: 400 COULD_NOT_VALIDATE, field
  *   `enrollment`, before anything is written
@@ -41,6 +42,8 @@ export interface EnrollInput {
   readonly token?: string
   readonly body: unknown
   readonly contentType: string | null
+  /** A request header by name (token enrollment reads `Authorization` and `ziti-token-issuer-id`). */
+  readonly header?: (name: string) => string | null
 }
 
 /** The `data` of a successful enroll answer (certificates, controllers, username: per method). */

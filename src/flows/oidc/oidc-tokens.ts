@@ -3,7 +3,8 @@
  * SHA-1 hex of its DER) and checking them (signature by `kid`, `exp`/`nbf`, type). No state of its own: a sign-in is
  * carried by its tokens, so any node that knows the signing certificates can check them.
  * - access and refresh tokens carry the same custom claims (`z_asid` kept across refreshes, `z_cfs` the certificate
- *   binding); `z_ia` and `z_eid` are read from the identity every time a token is minted
+ *   binding); `z_ia` and `z_eid` are read from the identity, `z_cer` and `z_ckrr` (an admin asked the sign-in's cert
+ *   authenticator to be extended, with a new key) from the authenticator, every time a token is minted
  * - the ID token carries no `z_asid`; `at_hash` (and `c_hash` for a code) per OIDC Core §3.1.3.6
  * - verification: `iss` and `aud` are not checked (they differ by Host and by node, as the real controller's)
  * @see ../shared/reference/oidc-and-ha.md §3
@@ -12,7 +13,7 @@ import { createHash } from 'node:crypto'
 import { decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose'
 import { newUuid } from '../../lib/ids.ts'
 import type { Clock } from '../../lib/clock.ts'
-import type { EnvInfo, Identity, SdkInfo } from '../../domain/identity/identity-types.ts'
+import type { Authenticator, EnvInfo, Identity, SdkInfo } from '../../domain/identity/identity-types.ts'
 import type { CaActor } from '../../actors/ca/ca-actor.ts'
 import type { JwtVerifier } from '../../actors/ca/ca-state.ts'
 import type { CompletedLogin, OidcSettings } from './oidc-types.ts'
@@ -64,6 +65,8 @@ export type TokenFailure = 'expired' | 'invalid'
 export interface OidcTokenDeps {
   ca: CaActor
   identity(id: string): Identity | undefined
+  /** The authenticator a sign-in used (absent: no authenticator is read, `z_cer`/`z_ckrr` are false). */
+  authenticator?(id: string): Authenticator | undefined
   clock: Clock
   settings: Pick<OidcSettings, 'accessTokenMs' | 'idTokenMs' | 'refreshTokenMs'>
 }
@@ -164,33 +167,37 @@ export function createOidcTokens(deps: OidcTokenDeps, keys: TokenKeys): OidcToke
   const alg = () => deps.ca.snapshot().jwtVerifiers.server.alg
 
   /** The claims access and refresh tokens share (ziti's custom claims and the standard ones but `exp`, `jti`). */
-  const sharedClaims = (b: TokenBasis, identity: Identity | undefined, issuer: string, iat: number) => ({
-    iss: issuer,
-    sub: b.identityId,
-    aud: [b.clientId],
-    iat,
-    nbf: iat,
-    client_id: b.clientId,
-    amr: b.amr,
-    auth_time: b.authTime,
-    z_asid: b.apiSessionId,
-    ...(identity?.isAdmin ? { z_ia: true } : {}),
-    ...(identity?.externalId ? { z_eid: identity.externalId } : {}),
-    z_ct: b.configTypeIds,
-    z_aid: b.clientId,
-    scopes: b.scopes,
-    z_cfs: b.certFingerprints,
-    z_acf: b.authCertFingerprint,
-    z_sdk: b.sdkInfo,
-    z_env: b.envInfo,
-    z_ra: b.remoteAddress,
-    z_ice: b.isCertExtendable,
-    z_cae: false,
-    z_authid: b.authenticatorId,
-    z_cer: false,
-    z_ckrr: false,
-    z_iccc: false,
-  })
+  const sharedClaims = (b: TokenBasis, identity: Identity | undefined, issuer: string, iat: number) => {
+    const a = deps.authenticator?.(b.authenticatorId)
+    const cert = a?.method === 'cert' && a.identityId === b.identityId ? a : undefined
+    return {
+      iss: issuer,
+      sub: b.identityId,
+      aud: [b.clientId],
+      iat,
+      nbf: iat,
+      client_id: b.clientId,
+      amr: b.amr,
+      auth_time: b.authTime,
+      z_asid: b.apiSessionId,
+      ...(identity?.isAdmin ? { z_ia: true } : {}),
+      ...(identity?.externalId ? { z_eid: identity.externalId } : {}),
+      z_ct: b.configTypeIds,
+      z_aid: b.clientId,
+      scopes: b.scopes,
+      z_cfs: b.certFingerprints,
+      z_acf: b.authCertFingerprint,
+      z_sdk: b.sdkInfo,
+      z_env: b.envInfo,
+      z_ra: b.remoteAddress,
+      z_ice: b.isCertExtendable,
+      z_cae: false,
+      z_authid: b.authenticatorId,
+      z_cer: cert?.isExtendRequested ?? false,
+      z_ckrr: cert?.isKeyRollRequested ?? false,
+      z_iccc: false,
+    }
+  }
 
   return {
     async mint(b, issuer, extra = {}) {

@@ -1,10 +1,12 @@
 /**
  * API session records → wire details. Only the SHA-256 of a session's token is stored, so `token` (required by the
  * spec) is known only for the caller's own session, from the authenticate answer or the `zt-session` it presented;
- * any other session shows "" (a README difference).
+ * any other session shows "" (a README difference). `isCertExtendRequested` and `isCertKeyRollRequested` are read
+ * from the session's authenticator when it is rendered (a cert authenticator an admin asked to extend), as the real
+ * controller reads them for a legacy session.
  */
 import type { ApiSession } from '../../domain/session/session-types.ts'
-import type { Identity } from '../../domain/identity/identity-types.ts'
+import type { Authenticator, Identity } from '../../domain/identity/identity-types.ts'
 import { selfLink } from '../http-envelope.ts'
 import type { AuthQuery } from '../../flows/authenticate/auth-api-session.ts'
 import { BASE_SYMBOLS, iso, toEntityRef } from './common-mapper.ts'
@@ -28,7 +30,19 @@ export function visibleToken(s: ApiSession, caller: { session: ApiSession; beare
   return caller.bearer?.token ?? request.headers.get('zt-session') ?? ''
 }
 
-export function toApiSessionDetail(s: ApiSession, identity: Identity | undefined, token: string, authQueries: readonly AuthQuery[] = []) {
+/** What a session shows of its authenticator: an early extension asked of its certificate. */
+export interface SessionAuthenticatorView {
+  authenticator?: Pick<Authenticator, 'method' | 'isExtendRequested' | 'isKeyRollRequested'>
+}
+
+export function toApiSessionDetail(
+  s: ApiSession,
+  identity: Identity | undefined,
+  token: string,
+  authQueries: readonly AuthQuery[] = [],
+  { authenticator }: SessionAuthenticatorView = {},
+) {
+  const cert = authenticator?.method === 'cert' ? authenticator : undefined
   return {
     id: s.id,
     createdAt: iso(s.createdAt),
@@ -44,6 +58,8 @@ export function toApiSessionDetail(s: ApiSession, identity: Identity | undefined
     isMfaRequired: s.isMfaRequired,
     isMfaComplete: s.isMfaComplete,
     isCertExtendable: s.isCertExtendable,
+    isCertExtendRequested: cert?.isExtendRequested ?? false,
+    isCertKeyRollRequested: cert?.isKeyRollRequested ?? false,
     lastActivityAt: iso(s.lastActivityAt),
     cachedLastActivityAt: iso(s.lastActivityAt),
     token,
@@ -56,9 +72,10 @@ export function toCurrentApiSessionDetail(
   timeoutMs: number,
   token: string,
   authQueries: readonly AuthQuery[] = [],
+  view: SessionAuthenticatorView = {},
 ) {
   return {
-    ...toApiSessionDetail(s, identity, token, authQueries),
+    ...toApiSessionDetail(s, identity, token, authQueries, view),
     expiresAt: iso(s.lastActivityAt + timeoutMs),
     expirationSeconds: Math.floor(timeoutMs / 1000),
   }

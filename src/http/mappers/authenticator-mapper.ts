@@ -29,6 +29,10 @@ export function toAuthenticatorDetail(a: Authenticator, identity: Identity | und
   if (a.method === 'cert') {
     out.certPem = a.certPem ?? ''
     out.fingerprint = a.fingerprint ?? ''
+    out.isExtendRequested = a.isExtendRequested ?? false
+    out.isKeyRollRequested = a.isKeyRollRequested ?? false
+    out.extendRequestedAt = a.extendRequestedAt ? iso(a.extendRequestedAt) : null
+    out.lastExtendRolledKeys = a.lastExtendRolledKeys ?? false
   }
   return out
 }

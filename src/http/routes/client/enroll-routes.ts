@@ -12,20 +12,31 @@
  *   record (ott, ottca, updb or a router's erott), as the real controller does; a token no record holds: 400
  *   INVALID_ENROLLMENT_TOKEN (flow enroll-by-token.ts)
  * - a method no module redeems: 400 INVALID_ENROLL_METHOD
+ * - `POST /enroll/token`: enrollment by an external JWT signer's token in `Authorization: Bearer` (flow
+ *   enroll-token.ts), with a JSON body (`clientCsr` or none)
+ * - `GET /enroll/jwks` and `POST /enroll/challenge`: the keys that sign enrollment JWTs and the proof that this
+ *   controller holds one (flow enroll-keys.ts); both answers are the spec's bare `jwks` and `nonceSignature`, without
+ *   the `{data, meta}` envelope
  * @see controller-behaviour.md §6 "Enroll endpoints"; edge-api client.yml POST /enroll, /enroll/ott, /enroll/updb,
- *   /enroll/erott, /enroll/extend/router, /enroll/ottca, /enroll/ca
+ *   /enroll/erott, /enroll/extend/router, /enroll/ottca, /enroll/ca, /enroll/token, GET /enroll/jwks,
+ *   POST /enroll/challenge
  */
 import { ApiError } from '../../../errors/api-error.ts'
 import type { EnrollmentMethodRegistry } from '../../../flows/enroll/enroll-method.ts'
 import type { EnrollByToken } from '../../../flows/enroll/enroll-by-token.ts'
 import type { ErottEnrollMethod } from '../../../flows/enroll/enroll-erott.ts'
+import type { EnrollKeys } from '../../../flows/enroll/enroll-keys.ts'
 import {
   EnrollmentCerts,
+  EnrollmentJwks,
   ErOttEnrollmentRequest,
   GenericEnrollBody,
   GenericEnrollQuery,
+  NonceChallenge,
+  NonceSignature,
   OttEnrollmentRequest,
   RouterExtendEnrollmentRequest,
+  TokenEnrollmentRequest,
   UpdbCredentials,
   UpdbEnrollQuery,
   UpdbEnrollResult,
@@ -44,6 +55,9 @@ const ROUTES = {
   extendRouter: '/enroll/extend/router',
   ottca: '/enroll/ottca',
   ca: '/enroll/ca',
+  token: '/enroll/token',
+  jwks: '/enroll/jwks',
+  challenge: '/enroll/challenge',
 } as const
 
 const GENERIC_CONTENT_TYPES = new Set(['', 'application/json', 'application/x-pem-file', 'text/plain', 'application/pkcs7'])
@@ -68,11 +82,13 @@ export interface EnrollRouteDeps {
   byToken: EnrollByToken
   /** The erott module: its certificate extension has a route of its own. */
   routerEnrollments: Pick<ErottEnrollMethod, 'extend'>
+  /** The enrollment JWKS and the nonce challenge. */
+  keys: EnrollKeys
 }
 
 export function enrollRoutes(deps: EnrollRouteDeps): RouteDef[] {
   const inputOf = (ctx: RouteCtx<unknown, Record<string, unknown>>, token: string | undefined) =>
-    ({ token, body: ctx.body, contentType: ctx.request.headers.get('content-type') })
+    ({ token, body: ctx.body, contentType: ctx.request.headers.get('content-type'), header: (name: string) => ctx.request.headers.get(name) })
   const redeem = async (ctx: RouteCtx<unknown, Record<string, unknown>>, method: string, token: string | undefined) => {
     decideAcceptsJson(ctx.request)
     return ok(await deps.enrollments.resolve(method).redeem(inputOf(ctx, token), peerOf(ctx.request), changeOf(ctx)))
@@ -113,6 +129,29 @@ export function enrollRoutes(deps: EnrollRouteDeps): RouteDef[] {
       summary: 'Create and enroll an identity with a client certificate of a CA that allows auto-enrollment',
       response: Empty,
       handle: (ctx) => redeem(ctx, 'ca', undefined),
+    }),
+    route({
+      method: 'POST', path: ROUTES.token, apis: ['client'], access: 'public', tag: 'Enroll',
+      summary: "Create and enroll an identity with an external JWT signer's token (Authorization: Bearer): with clientCsr to a certificate, without to token login",
+      body: TokenEnrollmentRequest, response: EnrollmentCerts,
+      handle: (ctx) => redeem(ctx, 'token', undefined),
+    }),
+    route({
+      method: 'GET', path: ROUTES.jwks, apis: ['client'], access: 'public', tag: 'Enroll',
+      summary: 'The public keys that sign enrollment JWTs (a JWKS, not enveloped)', response: EnrollmentJwks, bare: true,
+      handle: async (ctx) => {
+        decideAcceptsJson(ctx.request)
+        return Response.json(await deps.keys.jwks())
+      },
+    }),
+    route({
+      method: 'POST', path: ROUTES.challenge, apis: ['client'], access: 'public', tag: 'Enroll',
+      summary: "Sign a nonce (a UUID) with this controller's enrollment signing key named by keyId (not enveloped)",
+      body: NonceChallenge, response: NonceSignature, bare: true,
+      handle: async (ctx) => {
+        decideAcceptsJson(ctx.request)
+        return Response.json(await deps.keys.challenge(ctx.body.nonce, ctx.body.keyId))
+      },
     }),
     route({
       method: 'POST', path: ROUTES.generic, apis: ['client'], access: 'public', tag: 'Enroll',

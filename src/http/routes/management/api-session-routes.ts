@@ -20,7 +20,8 @@ export function apiSessionRoutes(deps: { identities: IdentityActor; sessions: Se
     const identity = reads.identity(s.identityId)
     const token = visibleToken(s, ctx.auth, ctx.request)
     // an ext-jwt second factor is owed per request (by its bearer), so only the stored factors show here
-    return toApiSessionDetail(s, identity, token, identity ? pendingAuthQueries(s, identity, reads) : [])
+    const authenticator = reads.authenticators.get(s.authenticatorId)
+    return toApiSessionDetail(s, identity, token, identity ? pendingAuthQueries(s, identity, reads) : [], { authenticator })
   }
   return [
     route({

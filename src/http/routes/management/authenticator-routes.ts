@@ -1,6 +1,8 @@
 /**
  * Management API: authenticators of every identity (updb and cert): list, get, create (updb with a password, cert
- * with a certPem), put/patch (updb), delete, and re-enroll (back to an enrollment). Admin only.
+ * with a certPem), put/patch (updb), delete, re-enroll (back to an enrollment), and request-extend (ask the holder of
+ * a network-issued certificate to extend it early, optionally with a new key: domain/identity/identity-cert-extend.ts
+ * decideExtendRequest). Admin only.
  */
 import type { IdentityActor } from '../../../actors/identity/identity-actor.ts'
 import type { Authenticator } from '../../../domain/identity/identity-types.ts'
@@ -10,7 +12,13 @@ import { createCertAuthenticator, type CertAuthenticatorDeps } from '../../../fl
 import { reEnrollAuthenticator, type EnrollAdminDeps } from '../../../flows/enroll/enroll-admin.ts'
 import { EnrollmentRefresh } from '../../../../schemas/enrollment.ts'
 import { ListQuery } from '../../../../schemas/common.ts'
-import { AuthenticatorCreate, AuthenticatorDetail, AuthenticatorPatch, AuthenticatorUpdate } from '../../../../schemas/authenticator.ts'
+import {
+  AuthenticatorCreate,
+  AuthenticatorDetail,
+  AuthenticatorPatch,
+  AuthenticatorUpdate,
+  RequestExtendAuthenticator,
+} from '../../../../schemas/authenticator.ts'
 import { created, ok, okEmpty } from '../../http-envelope.ts'
 import { respondList } from '../../http-list.ts'
 import { route, type RouteDef } from '../../http-route.ts'
@@ -18,7 +26,12 @@ import { AUTHENTICATOR_SYMBOLS, toAuthenticatorDetail, toAuthenticatorRow } from
 import { changeOf } from '../route-change.ts'
 import { updbChangeRoutes } from '../shared/updb-change-routes.ts'
 
-const ROUTES = { list: '/authenticators', item: '/authenticators/:id', reEnroll: '/authenticators/:id/re-enroll' } as const
+const ROUTES = {
+  list: '/authenticators',
+  item: '/authenticators/:id',
+  reEnroll: '/authenticators/:id/re-enroll',
+  requestExtend: '/authenticators/:id/request-extend',
+} as const
 
 export type AuthenticatorRouteDeps = { identities: IdentityActor } & CertAuthenticatorDeps & EnrollAdminDeps
 
@@ -104,6 +117,15 @@ export function authenticatorRoutes(deps: AuthenticatorRouteDeps): RouteDef[] {
       handle: async (ctx) => {
         const { id } = await reEnrollAuthenticator(deps, ctx.params.id, ctx.body.expiresAt, changeOf(ctx))
         return created('enrollments', id)
+      },
+    }),
+    route({
+      method: 'POST', path: ROUTES.requestExtend, apis: ['management'], access: 'admin', tag: 'Authenticator',
+      summary: "Ask the holder of a certificate authenticator to extend its certificate early (rollKeys: with a new key)",
+      body: RequestExtendAuthenticator,
+      handle: async (ctx) => {
+        await deps.identities.ask({ type: 'authenticator.requestExtend', id: ctx.params.id, rollKeys: ctx.body.rollKeys ?? false, change: changeOf(ctx) })
+        return okEmpty()
       },
     }),
     route({

@@ -42,8 +42,10 @@ export function authenticateRoutes(deps: AuthenticateRouteDeps): RouteDef[] {
           const primary = await method.authenticate(input, peer)
           return openApiSession(deps, method, primary, input, peer, changeOf(ctx))
         })
-        const identity = deps.identities.snapshot().identity(session.identityId)
-        const detail = toCurrentApiSessionDetail(session, identity, deps.timeoutMs, token, authQueries)
+        const reads = deps.identities.snapshot()
+        const identity = reads.identity(session.identityId)
+        const authenticator = reads.authenticators.get(session.authenticatorId)
+        const detail = toCurrentApiSessionDetail(session, identity, deps.timeoutMs, token, authQueries, { authenticator })
         return ok(detail, {
           'zt-session': token,
           'expiration-seconds': String(detail.expirationSeconds),
@@ -56,8 +58,10 @@ export function authenticateRoutes(deps: AuthenticateRouteDeps): RouteDef[] {
       summary: 'The caller\'s API session', response: CurrentApiSessionDetail,
       handle: (ctx) => {
         const { session, identity, bearer } = ctx.auth
-        const authQueries = pendingAuthQueries(session, identity, deps.identities.snapshot(), ctx.auth.extJwtOwed ?? null)
-        const detail = toCurrentApiSessionDetail(session, identity, deps.timeoutMs, visibleToken(session, ctx.auth, ctx.request), authQueries)
+        const reads = deps.identities.snapshot()
+        const authQueries = pendingAuthQueries(session, identity, reads, ctx.auth.extJwtOwed ?? null)
+        const authenticator = reads.authenticators.get(session.authenticatorId)
+        const detail = toCurrentApiSessionDetail(session, identity, deps.timeoutMs, visibleToken(session, ctx.auth, ctx.request), authQueries, { authenticator })
         // an OIDC session lasts as long as its access token: expirationSeconds counts down to its exp (expiresAt stays
         // now + the session timeout, as the real controller renders it)
         if (bearer) detail.expirationSeconds = Math.max(0, bearer.claims.exp - Math.floor(deps.clock.now() / 1000))

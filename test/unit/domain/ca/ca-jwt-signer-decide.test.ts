@@ -70,3 +70,28 @@ describe('decideJwtSigner', () => {
     expect(refusal(readsOf(), { ...valid, audience: ' ' })).toStartWith('400 COULD_NOT_VALIDATE audience')
   })
 })
+
+describe('decideJwtSigner: token enrollment settings', () => {
+  const rules = (cert: boolean, extJwt: boolean) => ({ primary: { cert: { allowed: cert }, extJwt: { allowed: extJwt } } }) as never
+  const policies: Record<string, ReturnType<typeof rules>> = { default: rules(true, true), 'cert-only': rules(true, false), 'jwt-only': rules(false, true) }
+  const authPolicyOf = (id: string) => policies[id]
+  const decide = (over: Partial<JwtSignerSettings>) => decideJwtSigner(readsOf(), { ...valid, ...over }, undefined, authPolicyOf)
+  const fieldOf = (over: Partial<JwtSignerSettings>) => codeOf(() => decide(over), { withCause: true })
+
+  it('fills the name selector /sub and the default auth policy when they are empty', () => {
+    expect(decide({ enrollNameClaimsSelector: ' ', enrollAuthPolicyId: '' })).toMatchObject({ enrollNameClaimsSelector: '/sub', enrollAuthPolicyId: 'default' })
+  })
+
+  it('needs an existing policy that allows the primary login of each enrollment the signer allows', () => {
+    expect(decide({ enrollToCertEnabled: true, enrollAuthPolicyId: 'cert-only' }).enrollAuthPolicyId).toBe('cert-only')
+    expect(decide({ enrollToTokenEnabled: true, enrollAuthPolicyId: 'jwt-only' }).enrollAuthPolicyId).toBe('jwt-only')
+    expect(fieldOf({ enrollAuthPolicyId: 'nope' })).toStartWith('400 COULD_NOT_VALIDATE enrollAuthPolicyId')
+    expect(fieldOf({ enrollToTokenEnabled: true, enrollAuthPolicyId: 'cert-only' })).toStartWith('400 COULD_NOT_VALIDATE enrollAuthPolicyId')
+    expect(fieldOf({ enrollToCertEnabled: true, enrollAuthPolicyId: 'jwt-only' })).toStartWith('400 COULD_NOT_VALIDATE enrollAuthPolicyId')
+  })
+
+  it('needs the selectors to be JSON pointers', () => {
+    expect(fieldOf({ enrollNameClaimsSelector: '/a~2' })).toStartWith('400 COULD_NOT_VALIDATE enrollNameClaimsSelector')
+    expect(fieldOf({ enrollAttributeClaimsSelector: '~' })).toStartWith('400 COULD_NOT_VALIDATE enrollAttributeClaimsSelector')
+  })
+})
