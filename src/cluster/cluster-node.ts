@@ -49,7 +49,7 @@ export interface ClusterNode {
   /** Catches up from the stored revision (before the listener opens). */
   catchUp(): Promise<void>
   /** Writes this node's record (after the listener opens: its address is known then). */
-  join(node: { certPem: string; fingerprint: string; baseUrl: string }): Promise<void>
+  join(node: { certPem: string; fingerprint: string; baseUrl: string; ctrlAddress: string }): Promise<void>
   digest(): StateDigest
   stop(): Promise<void>
 }
@@ -245,7 +245,7 @@ export async function openClusterNode(o: {
             'edge-management': [{ url: `${self.baseUrl}/edge/management/v1`, version: 'v1' }],
             'edge-oidc': [{ url: `${self.baseUrl}/oidc`, version: 'v1' }],
           },
-          ctrlAddress: null,
+          ctrlAddress: self.ctrlAddress,
           tags: {},
         },
         change: { author: settings.nodeName, source: 'system' },
