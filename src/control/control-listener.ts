@@ -11,8 +11,9 @@
  * - Bad magic before the hello: the unknown-version answer (versions 1 and 2), then close. A first frame that is not
  *   a hello, or a refused admission: close without an answer (the reason goes to the log).
  * - The hello's answer: a Result (type 2, sequence -1, header 1 = -1, header 2 = true) with the node's headers
- *   (version, capabilities, controller id), a new connection id (0), and, for a grouped hello, IsGrouped (9) and
- *   Type (7) echoed and a new 16-byte group secret (10), as the real listener answers.
+ *   (version, capabilities, controller id), a connection id (0), and, for a grouped hello, IsGrouped (9) and Type (7)
+ *   echoed and a group secret (10), as the real listener answers: a grouped hello's own connection id and secret (a
+ *   router redialing after it lost its connection) come back unchanged, else new ones are made.
  * - Admitted channels are ticked every second (heartbeats); the sweep never throws.
  * - Nothing here can end the process: every callback is guarded and a failure closes at most its own connection.
  */
@@ -26,7 +27,7 @@ import type { HeartbeatOptions } from './channel/control-heartbeat.ts'
 import type { Admission } from './control-admission.ts'
 import { ChannelContentType, ChannelHeader, encodeFrame, FRAME_CAPS, FrameError, HELLO_CAPS, HELLO_SEQUENCE, type Frame, type HeaderMap, unknownVersionAnswer } from './wire/control-frame.ts'
 import { FrameReader } from './wire/control-reader.ts'
-import { encodeBool, encodeI32, encodeString, readBool } from './wire/control-headers.ts'
+import { decodeString, encodeBool, encodeI32, encodeString, readBool } from './wire/control-headers.ts'
 
 /** The ALPN protocol of the control plane. */
 export const CTRL_ALPN = 'ziti-ctrl'
@@ -214,7 +215,11 @@ export function createControlListener(opts: ControlListenerOptions): ControlList
         return refuse(socket, 'admission', admission.reason, { routerId: admission.routerId })
       }
       try {
-        const connectionId = newShortId()
+        // a grouped router that redials after losing its connection names its group (connection id and secret):
+        // both come back as they were, or it refuses the new underlay ("incorrect group secret")
+        const grouped = readBool(f.headers, ChannelHeader.IsGrouped) === true
+        const theirId = f.headers.get(ChannelHeader.ConnectionId)
+        const connectionId = grouped && theirId !== undefined && theirId.length > 0 ? decodeString(theirId) : newShortId()
         const transport: ChannelTransport = {
           write: (bytes) => void socket.write(bytes),
           bufferedBytes: () => socket.writableLength,
@@ -257,7 +262,8 @@ export function createControlListener(opts: ControlListenerOptions): ControlList
     h.set(ChannelHeader.ConnectionId, encodeString(connectionId))
     if (readBool(hello.headers, ChannelHeader.IsGrouped) === true) {
       h.set(ChannelHeader.IsGrouped, encodeBool(true))
-      h.set(ChannelHeader.GroupSecret, new Uint8Array(randomBytes(16)))
+      const secret = hello.headers.get(ChannelHeader.GroupSecret)
+      h.set(ChannelHeader.GroupSecret, secret !== undefined && secret.length > 0 ? secret : new Uint8Array(randomBytes(16)))
     }
     const type = hello.headers.get(ChannelHeader.Type)
     if (type !== undefined && type.length > 0) h.set(ChannelHeader.Type, type)

@@ -243,6 +243,15 @@ describe('admission: refused routers are closed without a hello answer', () => {
   it('admits the router with its own certificate (the refusals above were for cause)', async () => {
     const ok = await RouterEmulator.connect(opts(a))
     ok.close()
+    await eventually(async () => (await edgeRouter(a.id)).isOnline === false)
+  })
+  it('gives a router redialing into its group its connection id and group secret back (else it refuses the underlay)', async () => {
+    const secret = Uint8Array.from({ length: 16 }, (_, i) => i + 1)
+    const again = await RouterEmulator.connect(opts(a, { helloHeaders: { [ChannelHeader.ConnectionId]: new TextEncoder().encode('grp-1'), [ChannelHeader.GroupSecret]: secret } }))
+    expect(decodeString(again.helloAnswer.headers.get(ChannelHeader.ConnectionId)!)).toBe('grp-1')
+    expect([...again.helloAnswer.headers.get(ChannelHeader.GroupSecret)!]).toEqual([...secret])
+    again.close()
+    await again.closed
   })
   it('closes a connection whose hello never comes, without a word', async () => {
     const conn = await openTls(ctrlPort, { cert: a.cert, key: a.key })
