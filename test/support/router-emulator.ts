@@ -58,8 +58,8 @@ export interface EmulatedListener {
 export interface EmulatorOptions {
   port: number
   host?: string
-  /** The controller's CA bundle (the router's identity.ca); the server certificate is checked against it. */
-  caPem: string
+  /** The controller's CA bundle (the router's identity.ca); the server certificate is checked against it (unset: not checked). */
+  caPem?: string
   /** The client certificate presented (none: no certificate). */
   tls?: { cert: string; key: string }
   /** The id the hello names (its body). */
@@ -111,7 +111,7 @@ export class RouterEmulator {
     const socket = tls.connect({
       host: opts.host ?? '127.0.0.1',
       port: opts.port,
-      ca: opts.caPem,
+      ...(opts.caPem !== undefined ? { ca: opts.caPem } : { rejectUnauthorized: false }),
       servername: 'localhost',
       ALPNProtocols: opts.alpn === null ? undefined : (opts.alpn ?? ['ziti-ctrl']),
       ...(opts.tls ? { cert: opts.tls.cert, key: opts.tls.key } : {}),
