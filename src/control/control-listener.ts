@@ -29,6 +29,9 @@ import { ChannelContentType, ChannelHeader, encodeFrame, FRAME_CAPS, FrameError,
 import { FrameReader } from './wire/control-reader.ts'
 import { decodeString, encodeBool, encodeI32, encodeString, readBool } from './wire/control-headers.ts'
 
+/** Refused admissions logged per minute. */
+const REFUSALS_LOGGED = 20
+
 /** The ALPN protocol of the control plane. */
 export const CTRL_ALPN = 'ziti-ctrl'
 
@@ -141,9 +144,28 @@ export function createControlListener(opts: ControlListenerOptions): ControlList
     return true
   }
 
+  // refused admissions are logged at warn, at most REFUSALS_LOGGED a minute (the rest counted, then said in one line):
+  // a peer that keeps dialing must not flood the log
+  let refusalWindowAt = -Infinity
+  let refusalsLogged = 0
+  let refusalsUnlogged = 0
   function refuse(socket: Socket, reason: Parameters<NonNullable<ControlListenerOptions['refused']>>[0], detail: string, fields: Record<string, unknown> = {}) {
     opts.refused?.(reason)
-    opts.log(reason === 'admission' ? 'warn' : 'debug', { remoteAddress: socket.remoteAddress ?? '', ...fields }, `control connection closed: ${detail}`)
+    const f = { remoteAddress: socket.remoteAddress ?? '', ...fields }
+    if (reason !== 'admission') opts.log('debug', f, `control connection closed: ${detail}`)
+    else {
+      const now = performance.now()
+      if (now - refusalWindowAt >= 60_000) {
+        if (refusalsUnlogged > 0) opts.log('warn', { count: refusalsUnlogged }, 'control connections refused and not logged in the last minute')
+        refusalWindowAt = now
+        refusalsLogged = 0
+        refusalsUnlogged = 0
+      }
+      if (refusalsLogged < REFUSALS_LOGGED) {
+        refusalsLogged++
+        opts.log('warn', f, `control connection closed: ${detail}`)
+      } else refusalsUnlogged++
+    }
     socket.destroy()
   }
 
