@@ -40,6 +40,8 @@ Flags of 'run' (flag, then environment variable, then config file key, then defa
   --log-level LEVEL       debug, info, warn or error (JSON lines on stderr)  key: logLevel  EDGEPLANE_LOG_LEVEL  default info
   --metrics-listen HOST:PORT  separate plain-HTTP address for /metrics, no session  key: metricsListen  EDGEPLANE_METRICS_LISTEN
                                                            default: /metrics on the listener, admins only
+  --ctrl-listen HOST:PORT  separate TLS address for routers' control channels (ALPN ziti-ctrl)  key: ctrlListen  EDGEPLANE_CTRL_LISTEN
+                                                           default: routers use the --listen port (it negotiates ziti-ctrl too)
   --renew-server-cert     issue a new server certificate from the intermediate CA before starting (same CA and key)
 Config file only: authRateLimiter {enabled, minSize 5, maxSize 250}, commandRateLimiter {enabled, queueSize 100},
   loginThrottle {enabled, freeFailures 5, baseDelay 1s, maxDelay 1m, forgetAfter 15m, knownSource 720h,
@@ -86,6 +88,7 @@ async function run(argv: string[]): Promise<number> {
         'totp-issuer': { type: 'string' },
         'log-level': { type: 'string' },
         'metrics-listen': { type: 'string' },
+        'ctrl-listen': { type: 'string' },
         'renew-server-cert': { type: 'boolean' },
         'snapshot-dir': { type: 'string' },
         'cluster-endpoints': { type: 'string', multiple: true },
@@ -118,6 +121,7 @@ async function run(argv: string[]): Promise<number> {
     totpIssuer: values['totp-issuer'] as string | undefined,
     logLevel: values['log-level'] as string | undefined,
     metricsListen: values['metrics-listen'] as string | undefined,
+    ctrlListen: values['ctrl-listen'] as string | undefined,
     snapshotDir: values['snapshot-dir'] as string | undefined,
     clusterEndpoints: values['cluster-endpoints'] as string[] | undefined,
     nodeName: values['node-name'] as string | undefined,
@@ -150,6 +154,7 @@ async function run(argv: string[]): Promise<number> {
       totpIssuer: config.totpIssuer,
       logLevel: config.logLevel,
       metricsListen: config.metricsListen,
+      ctrlListen: config.ctrlListen,
       authWindow: definedOnly(config.authRateLimiter),
       writeQueue: definedOnly(config.commandRateLimiter),
       loginThrottle: definedOnly(config.loginThrottle),

@@ -123,6 +123,9 @@ import { clusterRoutes } from './http/routes/management/cluster-routes.ts'
 import { clusterVerdict, type ClusterView } from './http/http-cluster.ts'
 import { clusterReadView } from './cluster/cluster-view.ts'
 import { createDatabaseSnapshots } from './flows/integrity/database-snapshot.ts'
+import { startControlPlane, type ControlPlane } from './control/control-module.ts'
+import type { ControlLimits } from './control/control-listener.ts'
+import type { HeartbeatOptions } from './control/channel/control-heartbeat.ts'
 import { createIntegrityRunner } from './flows/integrity/integrity-run.ts'
 
 /** Request bodies larger than this are refused with 413. */
@@ -191,6 +194,17 @@ export interface ServerOptions {
   catchStrayErrors?: boolean
   /** Run as a node of a cluster on etcd (`cluster/cluster-node.ts`); absent = a single node, no etcd. */
   cluster?: ClusterSettings
+  /**
+   * A separate TLS address for routers' control channels (ALPN `ziti-ctrl`); routers may use the API port either way.
+   * Enrollment JWTs name this port when it is set, the API port otherwise.
+   */
+  ctrlListen?: HostPort
+  /** Deadlines and limits of router control connections (tests shorten them). */
+  controlLimits?: Partial<ControlLimits>
+  /** Heartbeats of router control channels (tests shorten them). */
+  controlHeartbeat?: Partial<HeartbeatOptions>
+  /** How young a router's connection must be for a new one of the same router to be refused (default 1 minute). */
+  routerChurnLimitMs?: number
 }
 
 export interface RunningServer {
@@ -218,6 +232,10 @@ export interface RunningServer {
   pruneRevocations(): Promise<void>
   /** The cluster node, when running as one. */
   cluster?: ClusterNode
+  /** The routers' control plane: its registry of connected routers, and its own port when `ctrlListen` was set. */
+  control: ControlPlane
+  /** The control-plane endpoint routers are told (`tls:host:port`, in enrollment JWTs). */
+  ctrlEndpoint: string
   stop(): Promise<void>
 }
 
@@ -385,6 +403,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
 
   const oidcSettings = oidcSettingsOf(opts.oidc)
   let baseUrl = ''
+  // `tls:host:port` routers dial: the advertised host, at the control port or else the API port (known once listening)
+  let ctrlEndpoint = ''
   const version: VersionInfo = {
     version: VERSION,
     revision: REVISION,
@@ -426,6 +446,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ca,
     clock,
     advertisedUrl: () => baseUrl,
+    // every node's control endpoint in a cluster (the controllers aggregate), else this node's
+    ctrlEndpoints: () => {
+      const nodes = clusterNode ? [...controllers.snapshot().byId.values()].flatMap((c) => (c.ctrlAddress ? [c.ctrlAddress] : [])) : []
+      return nodes.length > 0 ? nodes : [ctrlEndpoint]
+    },
     enrollmentDurationMs: opts.enrollmentDurationMs ?? DEFAULTS.enrollmentDurationMs,
   }
   const routerEnrollments = createErottEnrollMethod({ ...enrollmentJwts, graph, log })
@@ -492,8 +517,27 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   })
   const mfaFlows = createMfaFlows({ identities, sessions, clock, issuer: opts.totpIssuer ?? DEFAULTS.totpIssuer })
   const clusterView: ClusterView | undefined = clusterNode ? clusterReadView(clusterNode) : undefined
+  // the routers' control plane (control/control-module.ts): its own port if asked for, and the API port by ALPN
+  const tlsCredentials = await ca.ask({ type: 'ca.tlsCredentials' })
+  const control = await startControlPlane({
+    routers: { get: (id) => graph.snapshot().routers.get(id) },
+    bus,
+    trustAnchors: () => ownCas,
+    clock,
+    logger,
+    metrics: registry,
+    // the real controller sends its identity's name; a cluster node is known to routers by its node name
+    controllerId: opts.cluster?.nodeName ?? pki.server.view.subjectCn,
+    version: { version: VERSION, revision: REVISION, buildDate: BUILD_DATE },
+    listen: opts.ctrlListen ? { ...opts.ctrlListen, tls: tlsCredentials } : undefined,
+    limits: opts.controlLimits,
+    heartbeat: opts.controlHeartbeat,
+    churnLimitMs: opts.routerChurnLimitMs,
+  })
+  phases.end('control plane')
+  const presence = control.registry
   const routes: RouteDef[] = []
-  const graphRouteDeps = { graph, identities, sessions, reads, clock, posture: postureEvaluator }
+  const graphRouteDeps = { graph, identities, sessions, reads, clock, posture: postureEvaluator, presence }
   routes.push(
     ...versionRoutes(version, () => routes),
     ...authenticateRoutes({ identities, sessions, clock, timeoutMs, authMethods, extJwtSecondary, gate: authGate }),
@@ -516,9 +560,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       keys: createEnrollKeys({ ca, keys: tokenKeys, nodes: clusterNode ? () => controllers.snapshot().byId.values() : undefined }),
     }),
     ...enrollmentRoutes({ identities, enrollments, clock }),
-    ...clientServiceRoutes({ graph, reads, tokens, clock, startedAt, posture: postureEvaluator, listed: controllerMetrics.serviceListed }),
+    ...clientServiceRoutes({ graph, reads, tokens, clock, startedAt, posture: postureEvaluator, listed: controllerMetrics.serviceListed, presence }),
     ...sessionRoutes({
-      graph, sessions, reads, tokens, clock,
+      graph, sessions, reads, tokens, clock, presence,
       posture: { evaluator: postureEvaluator, posture, policyName: (id) => graph.snapshot().servicePolicies.get(id)?.name ?? id },
     }),
     ...apiSessionCertificateRoutes({ sessions, sessionCertificates }),
@@ -648,8 +692,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const listener = await startListener({
     host,
     port: opts.port ?? 1280,
-    tls: await ca.ask({ type: 'ca.tlsCredentials' }),
+    tls: tlsCredentials,
     maxBodyBytes: MAX_BODY_BYTES,
+    controlSocket: (socket) => control.acceptSocket(socket),
     limits: opts.connectionLimits,
     // the gauge reads the listener once it exists
     observe: createConnectionMetrics(registry, () => listenerRef?.openConnections() ?? 0),
@@ -662,9 +707,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // a wildcard bind is reached locally at localhost
   const listenUrl = `https://${formatHostPort(defaultAdvertise({ host, port: listener.port }))}`
   baseUrl = opts.advertise ? `https://${formatHostPort(opts.advertise)}` : listenUrl
+  const advertised = opts.advertise ?? defaultAdvertise({ host, port: listener.port })
+  ctrlEndpoint = `tls:${formatHostPort({ host: advertised.host, port: control.port ?? advertised.port })}`
   phases.end('listener')
   if (clusterNode) {
-    await clusterNode.join({ certPem: pki.server.certPem, fingerprint: pki.server.view.fingerprintSha1, baseUrl })
+    await clusterNode.join({ certPem: pki.server.certPem, fingerprint: pki.server.view.fingerprintSha1, baseUrl, ctrlAddress: ctrlEndpoint })
     phases.end('cluster join')
   }
   logger.debug(phases.done(), 'start-up phases')
@@ -688,9 +735,15 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       await identities.ask({ type: 'revocation.prune' })
     },
     cluster: clusterNode,
+    control,
+    get ctrlEndpoint() {
+      return ctrlEndpoint
+    },
     async stop() {
       if (stopped) return
       stopped = true
+      // the routers first: their sockets would keep the API listener's server from closing
+      await control.stop()
       await listener.close()
       await metricsServer?.stop(true)
       await clusterNode?.stop()

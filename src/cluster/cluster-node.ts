@@ -49,7 +49,7 @@ export interface ClusterNode {
   /** Catches up from the stored revision (before the listener opens). */
   catchUp(): Promise<void>
   /** Writes this node's record (after the listener opens: its address is known then). */
-  join(node: { certPem: string; fingerprint: string; baseUrl: string }): Promise<void>
+  join(node: { certPem: string; fingerprint: string; baseUrl: string; ctrlAddress: string }): Promise<void>
   /** The digest of the state at the applied revision (cluster-digest.ts: in slices, cached per revision). */
   digest(): Promise<StateDigest>
   stop(): Promise<void>
@@ -247,7 +247,7 @@ export async function openClusterNode(o: {
             'edge-management': [{ url: `${self.baseUrl}/edge/management/v1`, version: 'v1' }],
             'edge-oidc': [{ url: `${self.baseUrl}/oidc`, version: 'v1' }],
           },
-          ctrlAddress: null,
+          ctrlAddress: self.ctrlAddress,
           tags: {},
         },
         change: { author: settings.nodeName, source: 'system' },

@@ -26,6 +26,7 @@ export const ConfigFileSchema = Type.Object(
     totpIssuer: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
     logLevel: Type.Optional(Type.Union(LOG_LEVELS.map((l) => Type.Literal(l)))),
     metricsListen: Type.Optional(Type.String({ minLength: 1 })),
+    ctrlListen: Type.Optional(Type.String({ minLength: 1 })),
     /** The real controller's edge.authRateLimiter: the adaptive window of API-session creation. */
     authRateLimiter: Type.Optional(
       Type.Object(
@@ -132,6 +133,8 @@ export interface Config {
   logLevel: LogLevel
   /** A separate plain-HTTP address for /metrics (no session); unset = /metrics on the listener, admins only. */
   metricsListen?: HostPort
+  /** A separate TLS address for routers' control channels (ALPN ziti-ctrl); unset = routers use the API port. */
+  ctrlListen?: HostPort
   /** The auth window's bounds (unset members: the defaults 5 and 250, enabled). */
   authRateLimiter: { enabled?: boolean; minSize?: number; maxSize?: number }
   /** The write queue (unset members: 100, enabled). */
@@ -228,6 +231,7 @@ export interface ConfigFlags {
   totpIssuer?: string
   logLevel?: string
   metricsListen?: string
+  ctrlListen?: string
   snapshotDir?: string
   /** etcd client URLs, comma separated (repeatable flag: the texts are joined). */
   clusterEndpoints?: string[]
@@ -319,6 +323,7 @@ export function resolveConfig(flags: ConfigFlags, env: Record<string, string | u
   const logLevel = flags.logLevel ?? env.EDGEPLANE_LOG_LEVEL ?? file.logLevel ?? DEFAULTS.logLevel
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new ConfigError(`log level '${logLevel}' is not one of ${LOG_LEVELS.join(', ')}`)
   const metricsListen = flags.metricsListen ?? env.EDGEPLANE_METRICS_LISTEN ?? file.metricsListen
+  const ctrlListen = flags.ctrlListen ?? env.EDGEPLANE_CTRL_LISTEN ?? file.ctrlListen
   const window = file.authRateLimiter ?? {}
   if (window.minSize !== undefined && window.maxSize !== undefined && window.minSize > window.maxSize) {
     throw new ConfigError(`authRateLimiter.minSize ${window.minSize} is larger than maxSize ${window.maxSize}`)
@@ -362,6 +367,7 @@ export function resolveConfig(flags: ConfigFlags, env: Record<string, string | u
     totpIssuer,
     logLevel: logLevel as LogLevel,
     metricsListen: metricsListen !== undefined ? parseListen(metricsListen, 'metrics listen') : undefined,
+    ctrlListen: ctrlListen !== undefined ? parseListen(ctrlListen, 'ctrl listen') : undefined,
     authRateLimiter: window,
     commandRateLimiter: file.commandRateLimiter ?? {},
     loginThrottle: {

@@ -15,6 +15,8 @@
  *   can be written; else the request ends silently. The failure is logged once, with the request id.
  * - No exception leaves a listener callback (requests, sockets, the servers, the sweep, the log sink): one is logged
  *   and ends at most its own request or connection, never the process.
+ * - With `controlSocket`, a connection that negotiated ALPN `ziti-ctrl` is handed to the control plane after its
+ *   handshake and leaves the connection table (single port: routers and clients on one address).
  */
 import http from 'node:http'
 import tls from 'node:tls'
@@ -48,7 +50,15 @@ export interface ListenerOptions {
   logRequest?: (r: AnsweredRequest) => void
   /** Told of connections refused at a limit and closed past a deadline (the metrics). */
   observe?: ConnectionObserver
+  /**
+   * Takes the connections whose handshake negotiated ALPN `ziti-ctrl` (a router's control channel on the API port);
+   * when set, the listener offers `http/1.1` and `ziti-ctrl`, and such a connection leaves the HTTP side at once.
+   */
+  controlSocket?: (socket: tls.TLSSocket) => void
 }
+
+/** The ALPN protocols of the API port when it also takes routers: HTTP/1.1 first (never h2: it is not spoken here). */
+export const API_ALPN_WITH_CONTROL = ['http/1.1', 'ziti-ctrl']
 
 /** One answered request, as its log line says it: never its headers, query or body. */
 export type AnsweredRequest = RequestLine
@@ -416,6 +426,9 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
     minVersion: 'TLSv1.2',
     // the handshake's deadline is the sweep's (Bun's own handshakeTimeout reports a tlsClientError and leaves the socket open)
     handshakeTimeout: 0,
+    // a client that offers ALPN without either is refused in the handshake (as a Go server refuses it); one that
+    // offers none gets HTTP
+    ...(opts.controlSocket ? { ALPNProtocols: API_ALPN_WITH_CONTROL } : {}),
   })
   // every accepted TCP connection, before its handshake: counted, or refused at once past a limit
   tlsServer.on(
@@ -443,6 +456,13 @@ export async function startListener(opts: ListenerOptions): Promise<Listener> {
     'secureConnection',
     guarded('a TLS connection', (socket: TrackedSocket) => {
       const conn = socket[CONN]
+      if (opts.controlSocket && socket.alpnProtocol === 'ziti-ctrl') {
+        // a router's control channel: no longer an HTTP connection (its deadlines and limits are the control plane's)
+        if (conn) table.release(conn)
+        socket[CONN] = undefined
+        opts.controlSocket(socket)
+        return
+      }
       if (conn) handshaken(conn, performance.now(), socket.bytesRead)
       httpServer.emit('connection', socket)
     }, first),

@@ -15,6 +15,7 @@ import { restoreDataDir } from '../../src/operate/operate-restore.ts'
 import { ADMIN, expectError, expectStatus, startTestServer, type ApiClient, type TestServer } from '../support/harness.ts'
 import { decodeJwtHeader, decodeJwtPayload, oidcSdk } from '../support/oidc-sdk.ts'
 import { etcdAvailable, etcdSkipReason, startEtcdCluster, type EtcdCluster } from '../support/etcd.ts'
+import { enrollRouter, RouterEmulator } from '../support/router-emulator.ts'
 
 const NOT_EDGE_API = 'the health-checks API and /metrics are not operations of the edge APIs (no edge spec describes them)'
 
@@ -120,7 +121,8 @@ describe.skipIf(!etcdAvailable())('two cluster nodes', () => {
         expect(c.fingerprint).toBe(fingerprintOf(owner))
         expect(c.certPem).toBe(owner.server.pki.server.certPem)
         expect(c.isPreferredLeader).toBe(false)
-        expect(c.ctrlAddress).toBeNull()
+        // where routers reach the node's control plane (the API port by ALPN: no --ctrl-listen here)
+        expect(c.ctrlAddress).toBe(owner.server.ctrlEndpoint)
         expect(Date.parse(c.lastJoinedAt)).toBeGreaterThan(0)
         expect(c.apiAddresses).toEqual({
           'edge-client': [{ url: `${owner.server.advertisedUrl}/edge/client/v1`, version: 'v1' }],
@@ -145,6 +147,24 @@ describe.skipIf(!etcdAvailable())('two cluster nodes', () => {
         expect(row.isOnline).toBe(true)
       }
     }
+  })
+
+  it('names every node\'s control endpoint in an enrollment JWT, and shows a router online only on the node it is connected to', async () => {
+    const r = await enrollRouter(a, 'cluster-router')
+    const id = await a.create('/edge-routers', { name: 'cluster-jwt-router' })
+    const jwt = (await a.mgmt.get(`/edge-routers/${id}`)).body.data.enrollmentJwt as string
+    expect(decodeJwtPayload(jwt).ctrls).toEqual([a.server.ctrlEndpoint, b.server.ctrlEndpoint])
+    await eventually('node B knows the router', async () => (await b.mgmt.get(`/edge-routers/${r.id}`)).status === 200)
+    const router = await RouterEmulator.connect({ port: a.server.port, caPem: a.server.pki.caBundlePem, tls: { cert: r.cert, key: r.key }, routerId: r.id })
+    await eventually('node A shows the router online', async () => (await a.mgmt.get(`/edge-routers/${r.id}`)).body.data.isOnline === true)
+    expect((await b.mgmt.get(`/edge-routers/${r.id}`)).body.data.isOnline).toBe(false)
+    // node B admits it too (the router record, with its fingerprint, came through the log)
+    const onB = await RouterEmulator.connect({ port: b.server.port, caPem: b.server.pki.caBundlePem, tls: { cert: r.cert, key: r.key }, routerId: r.id })
+    await eventually('node B shows the router online', async () => (await b.mgmt.get(`/edge-routers/${r.id}`)).body.data.isOnline === true)
+    // disabled on node A: both nodes close it (the update is applied on each)
+    expectStatus(await a.mgmt.patch(`/edge-routers/${r.id}`, { disabled: true }), 200)
+    expect(await router.waitClosed()).toBe(true)
+    expect(await onB.waitClosed()).toBe(true)
   })
 
   it('pages, filters and sorts as every list', async () => {

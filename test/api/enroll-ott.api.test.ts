@@ -55,7 +55,7 @@ describe('POST /identities with enrollment {ott: true}', () => {
       jti: ott.token,
       exp: Math.floor(Date.parse(ott.expiresAt) / 1000),
       em: 'ott',
-      ctrls: [srv.server.advertisedUrl],
+      ctrls: [srv.server.ctrlEndpoint],
     })
   })
 })

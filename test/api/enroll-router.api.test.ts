@@ -95,7 +95,7 @@ describe('a new router gets an erott enrollment', () => {
       jti: r.enrollmentToken!,
       exp: Math.floor(Date.parse(r.enrollmentExpiresAt!) / 1000),
       em: 'erott',
-      ctrls: [srv.server.advertisedUrl],
+      ctrls: [srv.server.ctrlEndpoint],
     })
   })
 

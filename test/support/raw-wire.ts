@@ -110,13 +110,15 @@ export interface RawTlsOptions {
   localAddress?: string
   /** How long the handshake may take (default 10 s). */
   timeoutMs?: number
+  /** ALPN protocols to offer (default none). */
+  alpn?: string[]
 }
 
 /** A TLS connection to 127.0.0.1:`port` (server certificate not checked), once the handshake is done. */
 export function openTls(port: number, opts: RawTlsOptions = {}): Promise<RawConn> {
-  const { timeoutMs = 10_000, ...client } = opts
+  const { timeoutMs = 10_000, alpn, ...client } = opts
   return new Promise((resolve, reject) => {
-    const socket = tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false, servername: 'localhost', ...client })
+    const socket = tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false, servername: 'localhost', ...client, ...(alpn ? { ALPNProtocols: alpn } : {}) })
     const timer = setTimeout(() => {
       socket.destroy()
       reject(new Error(`TLS handshake with port ${port} not done within ${timeoutMs} ms`))

@@ -1,4 +1,5 @@
 // The import DAG of STYLE.md "Layout": lib → errors → {domain, pki → auth} → store → actors → flows → http → server → main;
+// control/ (the routers' control channels) sits beside http/: on actors' snapshots and events, used by server;
 // cluster/ (the replicated log in etcd) sits beside flows/: on actors, used by server and main (`edgeplane cluster`);
 // cli/ (commands that speak HTTPS to a running controller) sits beside main and uses only lib/ and config/.
 // Every relative import of a file in src/ must go to a layer its own layer may use.
@@ -27,11 +28,13 @@ const ALLOWED: Record<string, readonly string[]> = {
   actors: ['lib', 'errors', 'domain', 'pki', 'store'],
   flows: ['lib', 'errors', 'domain', 'pki', 'auth', 'actors'],
   http: ['lib', 'errors', 'domain', 'actors', 'flows', 'schemas'],
+  // the routers' control plane: beside http, on the policy graph's snapshots and events; never http/ or store/
+  control: ['lib', 'errors', 'domain', 'pki', 'actors', 'flows'],
   'router-config': ['lib', 'errors', 'pki', 'schemas'], // pki: --check-files parses and verifies certificates and keys
   // a cluster node: the log in etcd, membership, the state digest; config: `edgeplane cluster` reads the cluster: section
   cluster: ['lib', 'errors', 'domain', 'store', 'actors', 'config'],
   console: [], // the web console: the browser app (src/console/app) and its build; on nothing of the server's
-  server: ['lib', 'errors', 'domain', 'pki', 'auth', 'store', 'actors', 'flows', 'http', 'config', 'version', 'schemas', 'cluster', 'console'],
+  server: ['lib', 'errors', 'domain', 'pki', 'auth', 'store', 'actors', 'flows', 'http', 'control', 'config', 'version', 'schemas', 'cluster', 'console'],
   operate: ['lib', 'pki', 'store', 'version', 'domain', 'flows'], // backup, restore, status: offline on a data directory, or a client; restore runs the integrity check's record checks
   cli: ['lib', 'config'],
   main: ['lib', 'config', 'server', 'version', 'router-config', 'operate', 'cli', 'cluster'],

@@ -3,7 +3,9 @@
  * id = router id, name `edge-router-<routerId>-system`, AnyOf, identityRoles and edgeRouterRoles `['@<routerId>']`,
  * created in the same transaction as the router (or the update that turns tunneling on) and removed when tunneling
  * is turned off or the router is deleted. The router's identity lives in the identity actor; here its name is only
- * checked to be free. Fabric routers (isEdge false) carry no edge fields, emit no events and join no policy.
+ * checked to be free. Fabric routers (isEdge false) carry no edge fields and join no policy; their events tell the
+ * control plane (a router deleted, disabled or re-enrolled loses its control channel), and the policy resolver
+ * skips them.
  *
  * Router enrollment (erott) lives in the router record (`enrollment`, `fingerprint`, `isVerified`): a router has at
  * most one enrollment, its view shows it, and redeeming it, extending the certificate or re-enrolling each change
@@ -76,8 +78,6 @@ export function buildRouter(ctx: BuildCtx, ...args: RouterWriteArgs): RouterDeci
     fingerprint: prev?.fingerprint ?? null,
     isVerified: prev?.isVerified ?? false,
     enrollment: prev ? prev.enrollment : created.enrollment ? routerEnrollment(ctx, created.enrollment) : null,
-    hostname: prev?.hostname ?? '',
-    supportedProtocols: prev?.supportedProtocols ?? {},
     tags: pick(input.tags, replace, {}, prev?.tags ?? {}),
     createdAt: prev?.createdAt ?? ctx.tx.now,
     updatedAt: ctx.tx.now,
@@ -92,7 +92,7 @@ export function saveRouter(ctx: GraphCtx, ...args: RouterWriteArgs): { id: strin
   const routerId = next.id
   s.putRouter(next)
   ctx.tx.put('routers', next.id, next)
-  if (edge) ctx.tx.emit({ type: 'graph.router.put', router: next, ...(prev ? { previous: prev } : {}) })
+  ctx.tx.emit({ type: 'graph.router.put', router: next, ...(prev ? { previous: prev } : {}) })
   if (createSystem) {
     const policy: EdgeRouterPolicy = {
       id: routerId,
@@ -120,7 +120,7 @@ function routerEnrollment(ctx: BuildCtx, e: NewRouterEnrollment): RouterEnrollme
 function putRouterRecord(ctx: GraphCtx, prev: Router, next: Router): void {
   ctx.state.putRouter(next)
   ctx.tx.put('routers', next.id, next)
-  if (next.isEdge) ctx.tx.emit({ type: 'graph.router.put', router: next, previous: prev })
+  ctx.tx.emit({ type: 'graph.router.put', router: next, previous: prev })
 }
 
 /** Redeems the enrollment holding `token`: the router is verified with the certificate `fingerprint`. */
@@ -155,7 +155,7 @@ export function deleteRouter(ctx: GraphCtx, id: string): void {
   }
   s.removeRouter(id)
   ctx.tx.remove('routers', id)
-  if (prev.isEdge) ctx.tx.emit({ type: 'graph.router.deleted', router: prev })
+  ctx.tx.emit({ type: 'graph.router.deleted', router: prev })
   const system = s.edgeRouterPolicies.get(id)
   if (system?.isSystem) removePolicy(ctx, { kind: 'edge-router-policy', policy: system })
   stripReferences(ctx, 'router', id)

@@ -56,7 +56,9 @@ export function startPolicyResolver(bus: EventBus, clock: Clock, sources: Resolv
     bus.subscribe<Ev<'graph.router.put'>>('graph.router.put', (e) => {
       if (e.router.isEdge) index.putEntity('router', e.router.id, e.router.roleAttributes, now())
     }),
-    bus.subscribe<Ev<'graph.router.deleted'>>('graph.router.deleted', (e) => index.removeEntity('router', e.router.id, now())),
+    bus.subscribe<Ev<'graph.router.deleted'>>('graph.router.deleted', (e) => {
+      if (e.router.isEdge) index.removeEntity('router', e.router.id, now())
+    }),
     bus.subscribe<Ev<'graph.policy.put'>>('graph.policy.put', (e) => index.putPolicy(e.policy, now())),
     bus.subscribe<Ev<'graph.policy.deleted'>>('graph.policy.deleted', (e) => index.removePolicy(e.policy.id, now())),
     bus.subscribe<Ev<'graph.services.touched'>>('graph.services.touched', (e) => index.touchServices(e.serviceIds, now())),

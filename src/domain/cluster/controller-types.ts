@@ -20,7 +20,7 @@ export interface ControllerNode {
   /** SHA-1 of the certificate's DER, lowercase hex: the kid of the JWTs the node signs. */
   fingerprint: string
   apiAddresses: Record<string, ControllerApiAddress[]>
-  /** The real controller's control-plane address for routers; edgeplane has none (null). */
+  /** Where routers reach the node's control plane (`tls:host:port`); null in records of nodes that joined before it had one. */
   ctrlAddress: string | null
   lastJoinedAt: number
   createdAt: number

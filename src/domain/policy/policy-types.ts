@@ -73,8 +73,6 @@ export type Router = DeepReadonly<StoredFields & {
   isVerified: boolean
   /** The outstanding router enrollment (erott), null once redeemed. At most one per router. */
   enrollment: RouterEnrollment | null
-  hostname: string
-  supportedProtocols: Record<string, string>
 }>
 
 /**

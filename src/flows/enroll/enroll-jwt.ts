@@ -2,7 +2,8 @@
  * What every enrollment method makes at create time: a one-time token (a UUID) and the enrollment JWT that carries
  * it, signed by the CA actor with the TLS server key, and the enrollment's expiry. Also how a redeem names its token.
  * - claims: iss = the advertised https address, sub = the target's id, aud = [""], jti = the token, exp, em = the
- *   method, ctrls = [the advertised https address]; no iat (controller-behaviour.md §6 "Enrollment JWT")
+ *   method, ctrls = the control-plane endpoints routers dial (`tls:host:port`: this node's, or every node's in a
+ *   cluster; `ziti router enroll` saves them); no iat (controller-behaviour.md §6 "Enrollment JWT", oidc-and-ha.md)
  * - the enrollment expires at the requested expiresAt, else after the configured enrollment duration
  */
 import { ApiError } from '../../errors/api-error.ts'
@@ -14,14 +15,16 @@ import type { EnrollInput, EnrollmentRequest, EnrollmentTarget } from './enroll-
 export interface EnrollmentJwtDeps {
   ca: CaActor
   clock: Clock
-  /** `https://host:port` clients reach the controller at (the JWT's iss and ctrls, the answers' controllers). */
+  /** `https://host:port` clients reach the controller at (the JWT's iss, the answers' controllers). */
   advertisedUrl: () => string
+  /** The control-plane endpoints routers dial, `tls:host:port` (the JWT's ctrls). */
+  ctrlEndpoints: () => string[]
   /** The lifetime of an enrollment whose request names no expiresAt. */
   enrollmentDurationMs: number
 }
 
 /** The claims of an enrollment JWT. */
-export function enrollmentClaims(opts: { advertisedUrl: string; subject: string; token: string; expiresAt: number; method: string }) {
+export function enrollmentClaims(opts: { advertisedUrl: string; ctrlEndpoints: string[]; subject: string; token: string; expiresAt: number; method: string }) {
   return {
     iss: opts.advertisedUrl,
     sub: opts.subject,
@@ -29,7 +32,7 @@ export function enrollmentClaims(opts: { advertisedUrl: string; subject: string;
     jti: opts.token,
     exp: Math.floor(opts.expiresAt / 1000),
     em: opts.method,
-    ctrls: [opts.advertisedUrl],
+    ctrls: opts.ctrlEndpoints,
   }
 }
 
@@ -41,7 +44,7 @@ export async function issueEnrollmentJwt(
 ): Promise<{ token: string; jwt: string; expiresAt: number }> {
   const token = newUuid()
   const expiresAt = request.expiresAt ?? deps.clock.now() + deps.enrollmentDurationMs
-  const claims = enrollmentClaims({ advertisedUrl: deps.advertisedUrl(), subject: target.id, token, expiresAt, method: request.method })
+  const claims = enrollmentClaims({ advertisedUrl: deps.advertisedUrl(), ctrlEndpoints: deps.ctrlEndpoints(), subject: target.id, token, expiresAt, method: request.method })
   const jwt = await deps.ca.ask({ type: 'ca.signJwt', key: 'server', claims })
   return { token, jwt, expiresAt }
 }

@@ -5,6 +5,7 @@
  */
 import type { Permission } from '../../domain/policy/policy-reads.ts'
 import type { Config, ConfigType, Router, Service } from '../../domain/policy/policy-types.ts'
+import type { RouterPresence } from '../../domain/router/router-presence.ts'
 import { selfLink } from '../http-envelope.ts'
 import { iso } from './common-mapper.ts'
 
@@ -92,22 +93,30 @@ export function toClientServiceDetail(
   }
 }
 
-/** An edge router as a client sees it (routers it may use). @see client.yml commonEdgeRouterProperties */
-export function toClientEdgeRouterProps(r: Router) {
+/**
+ * An edge router as a client sees it (routers it may use), its connection state from its presence on this node.
+ * @see client.yml commonEdgeRouterProperties
+ */
+export function toClientEdgeRouterProps(r: Router, p: RouterPresence) {
   return {
     name: r.name,
-    hostname: r.hostname,
-    isOnline: false,
+    hostname: p.hostname,
+    isOnline: p.isOnline,
     cost: r.cost,
     disabled: r.disabled,
     noTraversal: r.noTraversal,
     appData: r.appData ?? {},
-    supportedProtocols: r.supportedProtocols,
-    syncStatus: 'SYNC_NEW',
+    supportedProtocols: p.supportedProtocols,
+    syncStatus: p.syncStatus,
+    ...(p.capabilities.length > 0 ? { capabilities: p.capabilities } : {}),
+    ...(p.versionInfo.version !== '' ? { version: p.versionInfo.version } : {}),
   }
 }
 
-/** The current identity's edge router detail: base entity fields plus the client properties. */
-export function toClientEdgeRouterDetail(r: Router) {
-  return { id: r.id, createdAt: iso(r.createdAt), updatedAt: iso(r.updatedAt), _links: selfLink('edge-routers', r.id), tags: r.tags ?? {}, ...toClientEdgeRouterProps(r) }
+/**
+ * The current identity's edge router detail: base entity fields plus the client properties; its hostname is always
+ * empty, as the real controller renders it here (current_identity_api_model.go).
+ */
+export function toClientEdgeRouterDetail(r: Router, p: RouterPresence) {
+  return { id: r.id, createdAt: iso(r.createdAt), updatedAt: iso(r.updatedAt), _links: selfLink('edge-routers', r.id), tags: r.tags ?? {}, ...toClientEdgeRouterProps(r, p), hostname: '' }
 }

@@ -22,7 +22,7 @@ it('case=loads 10,000 services, 500 routers and 1,000 policies quickly', async (
   }
   for (let i = 0; i < 500; i++) {
     const id = `r${String(i).padStart(4, '0')}`
-    ops.push({ db: 'routers', key: id, value: { ...base, id, name: `er-${i}`, isEdge: true, roleAttributes: ['all'], cost: 0, noTraversal: false, disabled: false, isTunnelerEnabled: false, appData: null, fingerprint: null, isVerified: false, hostname: '', supportedProtocols: {} } })
+    ops.push({ db: 'routers', key: id, value: { ...base, id, name: `er-${i}`, isEdge: true, roleAttributes: ['all'], cost: 0, noTraversal: false, disabled: false, isTunnelerEnabled: false, appData: null, fingerprint: null, isVerified: false } })
   }
   for (let i = 0; i < 1_000; i++) {
     const id = `p${String(i).padStart(4, '0')}`

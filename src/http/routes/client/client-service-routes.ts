@@ -20,6 +20,7 @@ import { iso } from '../../mappers/common-mapper.ts'
 import { PostureQueriesJson } from '../../mappers/posture-mapper.ts'
 import { SERVICE_SYMBOLS, toServiceRow } from '../../mappers/service-mapper.ts'
 import { EDGE_ROUTER_SYMBOLS, toEdgeRouterRow } from '../../mappers/router-mapper.ts'
+import type { RouterPresenceReads } from '../../../domain/router/router-presence.ts'
 import { TERMINATOR_SYMBOLS, toTerminatorDetail, toTerminatorRow } from '../../mappers/terminator-mapper.ts'
 import {
   selectConfigTypes,
@@ -38,6 +39,8 @@ export interface ClientServiceDeps {
   posture: PostureEvaluator
   /** Told the number of services each service list could show its caller (metrics); absent = nobody listens. */
   listed?: (count: number) => void
+  /** Which routers are connected to this node (the control plane). */
+  presence: RouterPresenceReads
 }
 
 /**
@@ -178,8 +181,8 @@ export function clientServiceRoutes(deps: ClientServiceDeps): RouteDef[] {
           symbols: EDGE_ROUTER_SYMBOLS,
           presortedById: true,
           candidates: () => routers,
-          toRow: toEdgeRouterRow,
-          toView: toClientEdgeRouterProps,
+          toRow: (r) => toEdgeRouterRow(r, deps.presence.presenceOf(r.id)),
+          toView: (r) => toClientEdgeRouterProps(r, deps.presence.presenceOf(r.id)),
         })
         // the answer holds the list under data.edgeRouters (client.yml serviceEdgeRouters)
         return ok({ edgeRouters: page.items })
@@ -210,8 +213,8 @@ export function clientServiceRoutes(deps: ClientServiceDeps): RouteDef[] {
           symbols: EDGE_ROUTER_SYMBOLS,
           presortedById: true,
           candidates: () => routersView(deps.reads.routersOfIdentity(ctx.auth.identity.id)),
-          toRow: toEdgeRouterRow,
-          toView: toClientEdgeRouterDetail,
+          toRow: (r) => toEdgeRouterRow(r, deps.presence.presenceOf(r.id)),
+          toView: (r) => toClientEdgeRouterDetail(r, deps.presence.presenceOf(r.id)),
         }),
     }),
     route({

@@ -23,6 +23,7 @@ import { iso, toEntityRef } from '../../mappers/common-mapper.ts'
 import { SESSION_SYMBOLS, toSessionRow } from '../../mappers/session-mapper.ts'
 import { selfLink } from '../../http-envelope.ts'
 import { toClientEdgeRouterProps } from '../../mappers/client-service-mapper.ts'
+import type { RouterPresence, RouterPresenceReads } from '../../../domain/router/router-presence.ts'
 import { changeOf } from '../route-change.ts'
 
 /** At most this many edge routers are handed out with a session (as the real controller). */
@@ -35,18 +36,29 @@ export interface SessionRouteDeps {
   tokens: SessionTokens
   clock: Clock
   posture: PostureEnforceDeps
+  /** Which routers are connected to this node (the control plane). */
+  presence: RouterPresenceReads
 }
 
 export function sessionRoutes(deps: SessionRouteDeps): RouteDef[] {
-  const usableRouters = (identityId: string, serviceId: string): Router[] => {
+  /**
+   * The routers a session may use, online ones first, at most MAX_SESSION_ROUTERS (the real controller's
+   * `anyOf(identities) and anyOf(services) SORT BY connected DESC LIMIT 25`); offline ones are listed too.
+   */
+  const usableRouters = (identityId: string, serviceId: string): { router: Router; presence: RouterPresence }[] => {
     const g = deps.graph.snapshot()
-    const out: Router[] = []
+    const online: { router: Router; presence: RouterPresence }[] = []
+    const offline: { router: Router; presence: RouterPresence }[] = []
     for (const id of deps.reads.routersFor(identityId, serviceId)) {
-      const r = g.edgeRouters.get(id)
-      if (r) out.push(r)
-      if (out.length === MAX_SESSION_ROUTERS) break
+      const router = g.edgeRouters.get(id)
+      if (!router) continue
+      const presence = deps.presence.presenceOf(id)
+      if (presence.isOnline) {
+        online.push({ router, presence })
+        if (online.length === MAX_SESSION_ROUTERS) break
+      } else if (offline.length < MAX_SESSION_ROUTERS) offline.push({ router, presence })
     }
-    return out
+    return [...online, ...offline].slice(0, MAX_SESSION_ROUTERS)
   }
   const view = (s: ServiceSession) => {
     const service = deps.graph.snapshot().services.get(s.serviceId)
@@ -63,7 +75,7 @@ export function sessionRoutes(deps: SessionRouteDeps): RouteDef[] {
       serviceId: s.serviceId,
       token: s.token,
       type: s.type,
-      edgeRouters: usableRouters(s.identityId, s.serviceId).map((r) => ({ ...toClientEdgeRouterProps(r), urls: r.supportedProtocols })),
+      edgeRouters: usableRouters(s.identityId, s.serviceId).map(({ router, presence }) => ({ ...toClientEdgeRouterProps(router, presence), urls: presence.supportedProtocols })),
     }
   }
   const list = (ctx: RouteCtx<unknown, Record<string, string | undefined>>, own: boolean) =>

@@ -44,6 +44,7 @@ import {
   toServicePolicyRow,
   type NameOf,
 } from '../../mappers/policy-mapper.ts'
+import type { RouterPresenceReads } from '../../../domain/router/router-presence.ts'
 import { EDGE_ROUTER_SYMBOLS, ROUTER_SYMBOLS, toEdgeRouterDetail, toEdgeRouterRow, toRouterDetail, toRouterRow } from '../../mappers/router-mapper.ts'
 import { SERVICE_SYMBOLS, toServiceDetail, toServiceRow } from '../../mappers/service-mapper.ts'
 import { TERMINATOR_SYMBOLS, toTerminatorDetail, toTerminatorRow } from '../../mappers/terminator-mapper.ts'
@@ -59,6 +60,8 @@ export interface GraphRouteDeps {
   clock: Clock
   /** Posture of the caller's session, for the postureQueries of the services it sees. */
   posture: PostureEvaluator
+  /** Which routers are connected to this node, and what they reported (the control plane). */
+  presence: RouterPresenceReads
 }
 
 /** A list spec plus a lookup by id, so the same spec serves the top-level list and every sub-list of that kind. */
@@ -296,12 +299,25 @@ function viewerOf(deps: GraphRouteDeps, ctx: RouteCtx): { id: string; session: P
 }
 
 export function edgeRouterListing(deps: GraphRouteDeps): Listing<Router> {
-  return tableListing(deps.graph.snapshot().edgeRouters, { symbols: EDGE_ROUTER_SYMBOLS, indexed: ROLED, toRow: toEdgeRouterRow, toView: toEdgeRouterDetail, roleOf: (r) => r })
+  const p = deps.presence
+  return tableListing(deps.graph.snapshot().edgeRouters, {
+    symbols: EDGE_ROUTER_SYMBOLS,
+    indexed: ROLED,
+    toRow: (r) => toEdgeRouterRow(r, p.presenceOf(r.id)),
+    toView: (r) => toEdgeRouterDetail(r, p.presenceOf(r.id)),
+    roleOf: (r) => r,
+  })
 }
 
 /** Edge and fabric routers alike (the fabric view). */
 export function routerListing(deps: GraphRouteDeps): Listing<Router> {
-  return tableListing(deps.graph.snapshot().routers, { symbols: ROUTER_SYMBOLS, indexed: NAMED, toRow: toRouterRow, toView: toRouterDetail })
+  const p = deps.presence
+  return tableListing(deps.graph.snapshot().routers, {
+    symbols: ROUTER_SYMBOLS,
+    indexed: NAMED,
+    toRow: (r) => toRouterRow(r, p.presenceOf(r.id)),
+    toView: (r) => toRouterDetail(r, p.presenceOf(r.id)),
+  })
 }
 
 export function configTypeListing(deps: GraphRouteDeps): Listing<ConfigType> {

@@ -100,7 +100,7 @@ export function identityPolicyRoutes(deps: GraphRouteDeps): RouteDef[] {
         const permissions = deps.reads.permissionsOf(i.id, s.id)
         const commonRouters = deps.reads.routersFor(i.id, s.id).flatMap((rid) => {
           const r = g.edgeRouters.get(rid)
-          return r ? [{ ...toEntityRef('edge-routers', r.id, r.name), isOnline: false }] : []
+          return r ? [{ ...toEntityRef('edge-routers', r.id, r.name), isOnline: deps.presence.presenceOf(r.id).isOnline }] : []
         })
         return ok({
           identityId: i.id,

@@ -59,7 +59,6 @@ function whole(field: string, text: string | undefined, dflt: number, max: numbe
 }
 
 const policyRef = (entity: string, p: { id: string; name: string }) => toEntityRef(entity, p.id, p.name)
-const routerRef = (r: { id: string; name: string }) => ({ ...toEntityRef('edge-routers', r.id, r.name), isOnline: false })
 
 function verdictJson(entity: string, p: { id: string; name: string; semantic: string; identityRoles: readonly string[] }, v: RoleVerdict) {
   return { policy: policyRef(entity, p), semantic: p.semantic, identityRoles: [...p.identityRoles], matches: v.matches, matchedBy: v.matchedBy, missingRoles: v.missingRoles }
@@ -151,6 +150,7 @@ function summaryOf(p: IndexPreview, serviceRef: (id: string) => unknown) {
 
 export function insightRoutes(deps: InsightRouteDeps): RouteDef[] {
   const common = { apis: ['management'] as const, access: 'admin' as const, tag: 'Policy Insight' }
+  const routerRef = (r: { id: string; name: string }) => ({ ...toEntityRef('edge-routers', r.id, r.name), isOnline: deps.presence.presenceOf(r.id).isOnline })
   const explainDeps: ExplainDeps = {
     graph: () => deps.graph.snapshot(),
     sessions: () => deps.sessions.snapshot(),
