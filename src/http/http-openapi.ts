@@ -53,6 +53,17 @@ export const EDGEPLANE_EXTENSIONS: SpecExtensions = {
   ],
 }
 
+/**
+ * Operations of both APIs that are answered by the app's root routes (server.ts `rootRoutes`: at the root and below
+ * each API prefix, before any route record), not by route records; the served documents describe them too.
+ */
+const ROOT_SERVED_OPERATIONS = [
+  {
+    method: 'get', path: '/.well-known/est/cacerts', operationId: 'listWellKnownCas', tag: 'Well Known',
+    summary: "The controller's CA certificates as a base64 PKCS#7 store (EST cacerts)", produces: 'application/pkcs7-mime',
+  },
+] as const
+
 /** TypeBox JSON Schema → swagger 2.0 schema: literal unions become enums, `| null` becomes x-nullable. */
 export function toSwaggerSchema(s: unknown): unknown {
   if (Array.isArray(s)) return s.map(toSwaggerSchema)
@@ -134,6 +145,18 @@ export function buildSwagger(api: ApiName, routes: readonly RouteDef[], version:
         ...(r.access === 'public' ? {} : { 401: errorResponse }),
         ...(r.path.includes(':id') ? { 404: errorResponse } : {}),
       },
+    }
+  }
+  for (const op of ROOT_SERVED_OPERATIONS) {
+    paths[op.path] ??= {}
+    paths[op.path][op.method] = {
+      summary: op.summary,
+      tags: [op.tag],
+      operationId: op.operationId,
+      produces: [op.produces],
+      security: [],
+      parameters: [],
+      responses: { 200: { description: 'success', schema: { type: 'string' } } },
     }
   }
   return {
