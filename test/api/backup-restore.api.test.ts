@@ -2,6 +2,7 @@
 // writing to gives a consistent archive; a restored directory starts and answers the same lists; keys stay 0600;
 // damaged, foreign, newer-schema archives and non-empty targets are refused with nothing left behind; an older
 // schema is migrated on restore. The CLI runs as a child process, as an operator runs it beside the controller.
+import { TEST_EPOCH_MS } from '../support/test-epoch.ts'
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { cpSync, createReadStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -359,7 +360,7 @@ describe('restore of a backup of an older schema version', () => {
 describe('backup and restore carry the sealing key of the MFA secrets', () => {
   it('the archive holds pki/secrets.key (0600); a restored controller verifies TOTP codes and reads the recovery codes', async () => {
     const dataDir = fresh('mfa')
-    const clock = new FakeClock(Date.parse('2026-01-01T00:00:00Z'))
+    const clock = new FakeClock(TEST_EPOCH_MS)
     const t = await startTestServer({ dataDir, clock })
     const archive = fresh('mfa.tar.gz')
     const u = { username: 'mfa-backup-login', password: 'mfa-backup-pass' }

@@ -5,6 +5,7 @@
 // of a controller outside the cluster refused, the `cluster` health check, the cluster metrics, GET /cluster
 // (edgeplane's own), and with etcd down: the list still answered from memory, the check failing and saying why.
 // A single node lists no controllers and advertises no HA_CONTROLLER.
+import { TEST_EPOCH_MS } from '../support/test-epoch.ts'
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -73,7 +74,7 @@ describe.skipIf(!etcdAvailable())('two cluster nodes', () => {
   let b: TestServer
   let aClient: ApiClient
   const dirs: string[] = []
-  const clock = new FakeClock(Date.parse('2026-01-01T00:00:00Z'))
+  const clock = new FakeClock(TEST_EPOCH_MS)
 
   beforeAll(async () => {
     etcd = await startEtcdCluster({ members: 1 })

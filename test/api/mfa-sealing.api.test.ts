@@ -5,6 +5,7 @@
 // secret moved into another identity's record does not open.
 // An older data directory is made from a current one: its MFA records are written back in the schema 3 form (plain
 // secret, recovery codes as argon2id hashes once verified), its schema version set to 3 and its key file removed.
+import { TEST_EPOCH_MS } from '../support/test-epoch.ts'
 import { afterAll, describe, expect, it } from 'bun:test'
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -26,7 +27,7 @@ const keyPath = (dataDir: string) => join(dataDir, 'pki', 'secrets.key')
 
 /** A controller on `dataDir` with one clock for all its starts (so a TOTP step accepted once stays used). */
 function controller(dataDir: string) {
-  const clock = new FakeClock(Date.parse('2026-01-01T00:00:00Z'))
+  const clock = new FakeClock(TEST_EPOCH_MS)
   return { clock, start: () => startTestServer({ dataDir, clock }) }
 }
 

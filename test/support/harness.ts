@@ -3,6 +3,7 @@
  * a FakeClock, and gives typed HTTPS clients for both APIs. One server per test file. Every JSON answer any of its
  * clients receives is checked against the official spec (spec-check.ts); a violation fails the request's test.
  */
+import { TEST_EPOCH_MS } from './test-epoch.ts'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -78,7 +79,7 @@ export interface TestServer {
 export async function startTestServer(opts: Partial<ServerOptions> = {}): Promise<TestServer> {
   const secretWatch = new LogSecretWatch()
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'edgeplane-test-'))
-  const clock = (opts.clock as FakeClock | undefined) ?? new FakeClock(Date.parse('2026-01-01T00:00:00Z'))
+  const clock = (opts.clock as FakeClock | undefined) ?? new FakeClock(TEST_EPOCH_MS)
   const serverOpts: ServerOptions = {
     port: 0,
     adminUsername: ADMIN.username,
