@@ -2,7 +2,7 @@
  * The control plane of one node, wired: the router registry, the listener (its own port when `listen` is set, and
  * the sockets the API listener hands over), admission against the policy graph's routers and the controller's CAs,
  * the binding of each admitted router's channel, the edge handshake, the metrics, and the disconnects the graph asks
- * for (a router deleted, disabled, or sent back to enrollment). server.ts calls startControlPlane and nothing else
+ * for (a router deleted, disabled, or sent back to enrollment). boot/boot-control.ts calls startControlPlane and nothing else
  * of this folder.
  */
 import { arch as osArch, platform } from 'node:os'

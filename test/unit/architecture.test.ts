@@ -1,4 +1,4 @@
-// The import DAG of STYLE.md "Layout": lib → errors → {domain, pki → auth} → store → actors → flows → http → server → main;
+// The import DAG of STYLE.md "Layout": lib → errors → {domain, pki → auth} → store → actors → flows → http → boot → server → main;
 // control/ (the routers' control channels) sits beside http/: on actors' snapshots and events, used by server;
 // cluster/ (the replicated log in etcd) sits beside flows/: on actors, used by server and main (`edgeplane cluster`);
 // cli/ (commands that speak HTTPS to a running controller) sits beside main and uses only lib/ and config/.
@@ -34,7 +34,9 @@ const ALLOWED: Record<string, readonly string[]> = {
   // a cluster node: the log in etcd, membership, the state digest; config: `edgeplane cluster` reads the cluster: section
   cluster: ['lib', 'errors', 'domain', 'store', 'actors', 'config'],
   console: [], // the web console: the browser app (src/console/app) and its build; on nothing of the server's
-  server: ['lib', 'errors', 'domain', 'pki', 'auth', 'store', 'actors', 'flows', 'http', 'control', 'config', 'version', 'schemas', 'cluster', 'console'],
+  // the stages of startServer (src/boot/), each wiring one concern; server.ts lists them in dependency order
+  boot: ['lib', 'errors', 'domain', 'pki', 'auth', 'store', 'actors', 'flows', 'http', 'control', 'config', 'version', 'schemas', 'cluster', 'console'],
+  server: ['lib', 'errors', 'domain', 'pki', 'auth', 'store', 'actors', 'flows', 'http', 'control', 'config', 'version', 'schemas', 'cluster', 'console', 'boot'],
   operate: ['lib', 'pki', 'store', 'version', 'domain', 'flows'], // backup, restore, status: offline on a data directory, or a client; restore runs the integrity check's record checks
   cli: ['lib', 'config'],
   main: ['lib', 'config', 'server', 'version', 'router-config', 'operate', 'cli', 'cluster'],
