@@ -36,5 +36,7 @@ export async function bootControl(
     limits: opts.controlLimits,
     heartbeat: opts.controlHeartbeat,
     churnLimitMs: opts.routerChurnLimitMs,
+    // what routers send beyond the handshake, and what syncing an edge router sends it, feature by feature
+    features: () => [],
   })
 }

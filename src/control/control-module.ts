@@ -23,6 +23,7 @@ import { ListenersSchema, CtrlChanListenersSchema, ControlHeaders } from './pb/c
 import { ChannelHeader, type HeaderMap } from './wire/control-frame.ts'
 import { decodeCapabilities, encodeCapabilities, encodeString } from './wire/control-headers.ts'
 import type { HeartbeatOptions } from './channel/control-heartbeat.ts'
+import type { ControlFeature, FeatureFactory } from './control-feature.ts'
 import type tls from 'node:tls'
 
 /** Controller capability bit 6, SupportsJWTLegacySessions: without it a v2 router refuses the channel. */
@@ -46,6 +47,8 @@ export interface ControlPlaneDeps {
   limits?: Partial<ControlLimits>
   heartbeat?: Partial<HeartbeatOptions>
   churnLimitMs?: number
+  /** The features that handle what routers send and sync them (control-feature.ts); none: the handshake alone. */
+  features?: FeatureFactory
 }
 
 export interface ControlPlane {
@@ -73,6 +76,22 @@ export async function startControlPlane(deps: ControlPlaneDeps): Promise<Control
     [ChannelHeader.Id, encodeString(deps.controllerId)],
   ])
   const metrics = controlMetrics(deps.metrics, registry)
+  const features: readonly ControlFeature[] = deps.features?.({ registry, clock: deps.clock, logger, metrics: deps.metrics }) ?? []
+  // each feature's part of a router's sync, in order; the first that fails ends it (the router shows SYNC_ERROR)
+  const synchronize = async (router: ConnectedRouter) => {
+    for (const f of features) {
+      if (f.synchronize && !router.channel.isClosed) await f.synchronize(router)
+    }
+  }
+  registry.on('disconnected', (e) => {
+    for (const f of features) {
+      try {
+        f.disconnected?.(e.router, e.reason)
+      } catch (err) {
+        logger.warn({ feature: f.name, routerId: e.router.id, err: String(err) }, 'a control feature failed on a router disconnect')
+      }
+    }
+  })
 
   const listener = createControlListener({
     limits: { ...CONTROL_LIMIT_DEFAULTS, ...deps.limits },
@@ -108,7 +127,7 @@ export async function startControlPlane(deps: ControlPlaneDeps): Promise<Control
         dataModel: { supported: false, index: 0n },
         syncStatus: SYNC_STATUS.New,
       }
-      channel.bind(bindRouterChannel(router, { registry, log, synchronize: async () => {} }))
+      channel.bind(bindRouterChannel(router, { registry, log, synchronize, features }))
       registry.add(router)
       logger.info({ routerId: router.id, routerName: router.name, remoteAddress, version: versionInfo.version }, 'router connected')
       channel.onClose((reason) => logger.info({ routerId: router.id, reason }, 'router disconnected'))
@@ -138,6 +157,7 @@ export async function startControlPlane(deps: ControlPlaneDeps): Promise<Control
     pendingCount: () => listener.pendingCount(),
     async stop() {
       for (const u of unsubscribe) u()
+      for (const f of features) await f.stop?.()
       await listener.close()
       registry.closeAll('the controller is stopping')
     },

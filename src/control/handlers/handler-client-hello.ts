@@ -15,7 +15,7 @@ import type { ConnectedRouter, RouterRegistry } from '../control-routers.ts'
 
 export interface ClientHelloDeps {
   registry: RouterRegistry
-  /** What synchronizing a router sends it once its ClientHello is in (nothing yet; the data model later). */
+  /** What synchronizing a router sends it once its ClientHello is in: each feature's part, in order. */
   synchronize(router: ConnectedRouter): Promise<void>
   log: (level: 'debug' | 'info' | 'warn', fields: Record<string, unknown>, msg: string) => void
 }
