@@ -212,7 +212,8 @@ describe('POST /database/snapshot', () => {
     const takenAt = srv.clock.now()
     expectStatus(await srv.mgmt.post('/database/snapshot'), 200)
     const path = named(takenAt)
-    expect(path).toEndWith(`edgeplane.mdb-20260101-${new Date(takenAt).toISOString().slice(11, 19).replaceAll(':', '')}`)
+    const stamp = new Date(takenAt).toISOString()
+    expect(path).toEndWith(`edgeplane.mdb-${stamp.slice(0, 10).replaceAll('-', '')}-${stamp.slice(11, 19).replaceAll(':', '')}`)
     expect(existsSync(path)).toBe(true)
     const copy = openStoreCopy(path)
     expect(copy.db('services').get(ids.service)).toMatchObject({ name: 'svc' })
@@ -231,7 +232,8 @@ describe('POST /database/snapshot', () => {
     const other = await startTestServer({ snapshotDir: join(snapDir, 'nested') })
     try {
       expectStatus(await other.mgmt.post('/database/snapshot'), 200)
-      expect(readdirSync(join(snapDir, 'nested'))).toEqual(['edgeplane.mdb-20260101-000000'])
+      const day = new Date(other.clock.now()).toISOString().slice(0, 10).replaceAll('-', '')
+      expect(readdirSync(join(snapDir, 'nested'))).toEqual([`edgeplane.mdb-${day}-000000`])
     } finally {
       await other.stop()
       rmSync(snapDir, { recursive: true, force: true })
