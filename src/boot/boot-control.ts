@@ -1,16 +1,23 @@
 /**
  * The routers' control plane (control/control-module.ts): its own port when `ctrlListen` is set, and the API port's
- * sockets that negotiate `ziti-ctrl`; admission against the policy graph's routers and the controller's CAs.
+ * sockets that negotiate `ziti-ctrl`; admission against the policy graph's routers and the controller's CAs; and its
+ * features: the router data model (control/rdm/).
  */
 import type { Clock } from '../lib/clock.ts'
+import { newCuid } from '../lib/ids.ts'
 import type { Logger } from '../lib/logger.ts'
 import type { MetricsRegistry } from '../lib/metrics.ts'
 import type { EventBus } from '../actors/runtime/event-bus.ts'
 import { startControlPlane, type ControlPlane } from '../control/control-module.ts'
+import { createRdmFeature } from '../control/rdm/rdm-feature.ts'
+import { clusterIndexing, localIndexing, RdmProjection } from '../control/rdm/rdm-projection.ts'
+import { firstCertDer } from '../control/rdm/rdm-entities.ts'
+import type { RdmSources, TrustedKey } from '../control/rdm/rdm-sources.ts'
 import { VERSION, BUILD_DATE, REVISION } from '../version.ts'
 import type { Actors } from './boot-actors.ts'
 import type { AuthParts } from './boot-auth.ts'
 import type { ServerOptions } from './boot-options.ts'
+import type { PolicyParts } from './boot-policy.ts'
 
 /** The key and certificate chain the listeners present (the server certificate). */
 export type TlsCredentials = { key: string; cert: string }
@@ -19,10 +26,23 @@ export async function bootControl(
   opts: ServerOptions,
   actors: Actors,
   auth: AuthParts,
+  policy: PolicyParts,
   ctx: { bus: EventBus; clock: Clock; logger: Logger; registry: MetricsRegistry; tls: TlsCredentials },
 ): Promise<ControlPlane> {
-  const { graph, pki } = actors
-  return startControlPlane({
+  const { graph, pki, clusterNode } = actors
+  const projection = new RdmProjection(
+    rdmSources(actors, policy, ctx.clock),
+    ctx.bus,
+    // a cluster node numbers the model with etcd's revisions, on the cluster's timeline (control/rdm/rdm-projection.ts)
+    clusterNode ? clusterIndexing(clusterNode.clusterId, () => clusterNode.log.effectRevision) : localIndexing(newCuid(ctx.clock.now())),
+    {
+      warn: (fields, msg) => ctx.logger.warn(fields, msg),
+      logCapacity: opts.routerDataModel?.logCapacity,
+      logBytes: opts.routerDataModel?.logBytes,
+      lockSweepEveryMs: opts.routerDataModel?.lockSweepEveryMs,
+    },
+  )
+  const plane = await startControlPlane({
     routers: { get: (id) => graph.snapshot().routers.get(id) },
     bus: ctx.bus,
     trustAnchors: () => auth.ownCas,
@@ -37,6 +57,38 @@ export async function bootControl(
     heartbeat: opts.controlHeartbeat,
     churnLimitMs: opts.routerChurnLimitMs,
     // what routers send beyond the handshake, and what syncing an edge router sends it, feature by feature
-    features: () => [],
+    features: (fctx) => [createRdmFeature(projection, fctx, opts.routerDataModel)],
   })
+  plane.dataModel = { index: () => projection.log.currentIndex, timelineId: () => projection.timelineId }
+  return plane
+}
+
+/**
+ * What the router data model is made of: the aggregates' snapshots, the policy index, and the keys routers trust:
+ * this node's server certificate and every cluster node's (they sign OIDC tokens; routers also anchor client
+ * certificates on them), the intermediate CA (it signs service-session tokens), the root CA (the anchor of every
+ * certificate edgeplane issues) and the verified third-party CAs (client certificates of their identities).
+ */
+function rdmSources(actors: Actors, policy: PolicyParts, clock: Clock): RdmSources {
+  const { identities, graph, ca, controllers, clusterNode, pki } = actors
+  const der = (pem: string) => firstCertDer(pem)
+  return {
+    identities: () => identities.snapshot(),
+    graph: () => graph.snapshot(),
+    policies: policy.reads,
+    now: () => clock.now(),
+    publicKeys() {
+      const keys: TrustedKey[] = []
+      const add = (pem: string, uses: TrustedKey['uses']) => {
+        const d = der(pem)
+        if (d) keys.push({ der: d, uses })
+      }
+      add(ca.snapshot().pki.server.certPem, ['jwt', 'client-certs'])
+      if (clusterNode) for (const c of controllers.snapshot().byId.values()) add(c.certPem, ['jwt', 'client-certs'])
+      add(pki.intermediate.certPem, ['jwt'])
+      add(pki.root.certPem, ['client-certs'])
+      for (const c of ca.snapshot().verifiedCas()) add(c.certPem, ['client-certs'])
+      return keys
+    },
+  }
 }

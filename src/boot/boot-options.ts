@@ -17,6 +17,7 @@ import type { ControlPlane } from '../control/control-module.ts'
 import type { ControlLimits } from '../control/control-listener.ts'
 import type { HeartbeatOptions } from '../control/channel/control-heartbeat.ts'
 import type { PublicPki } from '../actors/ca/ca-state.ts'
+import type { RdmFeatureOptions } from '../control/rdm/rdm-feature.ts'
 
 /** Request bodies larger than this are refused with 413. */
 export const MAX_BODY_BYTES = 1024 * 1024
@@ -92,6 +93,8 @@ export interface ServerOptions {
   controlHeartbeat?: Partial<HeartbeatOptions>
   /** How young a router's connection must be for a new one of the same router to be refused (default 1 minute). */
   routerChurnLimitMs?: number
+  /** The router data model's timers and log bounds (tests shorten and shrink them). */
+  routerDataModel?: RdmFeatureOptions & { logCapacity?: number; logBytes?: number; lockSweepEveryMs?: number }
 }
 
 export interface RunningServer {

@@ -116,6 +116,8 @@ export class ClusterLog implements ReplicatedLog {
   private seq = 0
   private readonly pending = new Map<string, Pending>()
   private appliedRevision: number
+  /** Set while a command's apply runs (see effectRevision). */
+  private applying: number | undefined
   /** Each proposer node's latest clock reading applied (deadlines are compared with their own node's clock only). */
   private logTimes: Record<string, number>
   private watch: { stop(): void } | undefined
@@ -149,6 +151,13 @@ export class ClusterLog implements ReplicatedLog {
   }
   get revision(): number {
     return this.appliedRevision
+  }
+  /**
+   * The revision of the command being applied (its handler and events run now, and the turn they end), else the
+   * applied revision: what the effects seen now belong to (the router data model numbers its change sets with it).
+   */
+  get effectRevision(): number {
+    return this.applying ?? this.appliedRevision
   }
   /** Revisions etcd has that this node has not applied yet (0 when it knows of none). */
   get lagRevisions(): number {
@@ -322,10 +331,15 @@ export class ClusterLog implements ReplicatedLog {
       return
     }
     if (!pending) this.o.onRemoteApplied?.(this.o.clock.now() - cmd.t)
-    const { handled, outcome } = target.applyLogged({ msg: cmd.m as never, now: cmd.t, seed: key, revision, logTimes: this.logTimes })
-    if (pending) outcome.then(pending.resolve, pending.reject)
-    else outcome.catch(() => undefined)
-    await handled
+    this.applying = revision
+    try {
+      const { handled, outcome } = target.applyLogged({ msg: cmd.m as never, now: cmd.t, seed: key, revision, logTimes: this.logTimes })
+      if (pending) outcome.then(pending.resolve, pending.reject)
+      else outcome.catch(() => undefined)
+      await handled
+    } finally {
+      this.applying = undefined
+    }
   }
 
   stop(): void {

@@ -59,6 +59,8 @@ export interface ControlPlane {
   acceptSocket(socket: tls.TLSSocket): void
   /** Connections not yet admitted (tests, diagnostics). */
   pendingCount(): number
+  /** The router data model's position, when it runs (tests, diagnostics). */
+  dataModel?: { index(): bigint; timelineId(): string }
   stop(): Promise<void>
 }
 

@@ -261,3 +261,5 @@ export type IdentityEvent =
    * delete, in the same commit): a cache of verified tokens drops what they revoke.
    */
   | { type: 'revocation.created'; revocations: readonly Revocation[] }
+  /** Revocations removed: expired ones pruned, or a malformed one repaired away. */
+  | { type: 'revocation.removed'; ids: readonly string[] }

@@ -60,6 +60,7 @@ export function removeMalformedRevocation(state: IdentityState, tx: Tx<IdentityE
   if (!held || (REVOCATION_TYPES as readonly string[]).includes(held.type)) return false
   state.removeRevocation(id)
   tx.remove('revocations', id)
+  tx.emit({ type: 'revocation.removed', ids: [id] })
   return true
 }
 
@@ -75,5 +76,6 @@ function pruneRevocations(state: IdentityState, tx: Tx<IdentityEvent>): number {
     state.removeRevocation(id)
     tx.remove('revocations', id)
   }
+  if (expired.length > 0) tx.emit({ type: 'revocation.removed', ids: expired })
   return expired.length
 }

@@ -42,6 +42,7 @@ export function saveConfigType(ctx: GraphCtx, id: string | undefined, input: Con
   }
   s.putConfigType(next)
   ctx.tx.put('config-types', next.id, next)
+  ctx.tx.emit({ type: 'graph.configType.put', configType: next, ...(prev ? { previous: prev } : {}) })
   if (prev && prev.name !== next.name) {
     // clients see configs keyed by type name: every service and override using a config of this type changed
     const serviceIds = new Set<string>()
@@ -63,6 +64,7 @@ export function deleteConfigType(ctx: GraphCtx, id: string): void {
   if (configs.length > 0) throw referencedEntity('configTypes', 'configs', 'type', configs.map((c) => c.id))
   ctx.state.removeConfigType(id)
   ctx.tx.remove('config-types', id)
+  ctx.tx.emit({ type: 'graph.configType.deleted', configType: prev })
 }
 
 export function saveConfig(ctx: GraphCtx, id: string | undefined, input: ConfigFields, replace: boolean): { id: string } {
@@ -96,6 +98,7 @@ export function saveConfig(ctx: GraphCtx, id: string | undefined, input: ConfigF
   }
   s.putConfig(next)
   ctx.tx.put('configs', next.id, next)
+  ctx.tx.emit({ type: 'graph.config.put', config: next, ...(prev ? { previous: prev } : {}) })
   if (prev && (prev.name !== next.name || !sameJson(prev.data, next.data))) {
     touched(ctx, s.serviceIdsUsingConfig(next.id), s.overridesUsingConfig(next.id).map((o) => o.identityId))
   }
@@ -104,12 +107,14 @@ export function saveConfig(ctx: GraphCtx, id: string | undefined, input: ConfigF
 
 export function deleteConfig(ctx: GraphCtx, id: string): void {
   const s = ctx.state
-  if (!s.configs.has(id)) throw ApiError.notFound()
+  const prev = s.configs.get(id)
+  if (!prev) throw ApiError.notFound()
   const services = [...s.serviceIdsUsingConfig(id)].sort()
   if (services.length > 0) throw referencedEntity('configs', 'services', 'id', services)
   const identityIds = dropOverrides(ctx, s.overrideKeysOf('config', id))
   s.removeConfig(id)
   ctx.tx.remove('configs', id)
+  ctx.tx.emit({ type: 'graph.config.deleted', config: prev })
   touched(ctx, [], identityIds)
 }
 

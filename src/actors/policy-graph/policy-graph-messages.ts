@@ -154,6 +154,10 @@ export type PolicyGraphEvent =
   | { type: 'graph.policy.deleted'; policy: IndexPolicy }
   /** Data clients read changed without a change of who sees what: these services' config (or configs) changed. */
   | { type: 'graph.services.touched'; serviceIds: string[] }
+  | { type: 'graph.configType.put'; configType: ConfigType; previous?: ConfigType }
+  | { type: 'graph.configType.deleted'; configType: ConfigType }
+  | { type: 'graph.config.put'; config: Config; previous?: Config }
+  | { type: 'graph.config.deleted'; config: Config }
   | { type: 'graph.postureCheck.put'; check: PostureCheck; previous?: PostureCheck }
   | { type: 'graph.postureCheck.deleted'; check: PostureCheck }
   /** These identities' overrides changed. */

@@ -143,9 +143,11 @@ export class ControlChannel {
     }
     const answer = this.heartbeat.takeUnanswered()
     if (answer !== undefined) headers.set(ChannelHeader.HeartbeatResponse, answer)
-    this.opts.transport.write(encodeFrame({ contentType: frame.contentType, sequence, headers, body: frame.body ?? new Uint8Array(0) }))
+    const bytes = encodeFrame({ contentType: frame.contentType, sequence, headers, body: frame.body ?? new Uint8Array(0) })
+    this.opts.transport.write(bytes)
     this.opts.observer?.sent(frame.contentType)
-    if (this.opts.transport.bufferedBytes() > this.maxBufferedBytes) {
+    // what waited before this frame: one large frame (a full data model) is not a peer that does not read
+    if (this.opts.transport.bufferedBytes() - bytes.length > this.maxBufferedBytes) {
       this.close(`the peer does not read: more than ${this.maxBufferedBytes} bytes wait to be sent`)
     }
     return sequence

@@ -125,6 +125,25 @@ describe('ControlChannel', () => {
     expect(ch.closeReason).toContain('does not read')
   })
 
+  it('sends one frame larger than maxBufferedBytes to a peer that reads (a full data model), and closes one that did not read it', () => {
+    let buffered = 0
+    const sent: number[] = []
+    const ch = new ControlChannel({
+      label: 'r1',
+      transport: { write: (bytes) => void (sent.push(bytes.length), (buffered += bytes.length)), bufferedBytes: () => buffered, close: () => {} },
+      log: () => {},
+      monotonicMs: () => 0,
+      wallNs: () => 42n,
+      maxBufferedBytes: 1_000,
+    })
+    ch.send({ contentType: 20500, body: new Uint8Array(5_000) })
+    expect(ch.isClosed).toBe(false)
+    // nothing of it was read: the next frame finds more than the limit waiting before it
+    ch.send({ contentType: 1 })
+    expect(ch.isClosed).toBe(true)
+    expect(sent).toHaveLength(2)
+  })
+
   it('answers a heartbeat in header 6 of the next frame out, once', () => {
     const { ch, sent } = channel()
     ch.receive(frame(ChannelContentType.Heartbeat, 3, [[ChannelHeader.Heartbeat, encodeU64(7n)]]))
