@@ -11,6 +11,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ChannelContentType, ChannelHeader, encodeFrame, HELLO_SEQUENCE } from '../../src/control/wire/control-frame.ts'
 import { encodeString } from '../../src/control/wire/control-headers.ts'
+import { encodeMessage } from '../../src/control/control-messages.ts'
+import { ContentType as EdgeContentType, SubscribeToDataModelRequestSchema } from '../../src/control/pb/edge_ctrl_pb.ts'
 import { exportPrivateKeyPem, generateKeyPair } from '../../src/pki/pki-keys.ts'
 import { childLogin, childRequest, killChildren, startChild, type ChildController } from '../support/child-controller.ts'
 import { makeCsrPem } from '../support/pki.ts'
@@ -213,6 +215,30 @@ describe('control listener fuzz (child process, API port by ALPN)', () => {
     r.close()
     await r.closed
     await expectHealthy('unknown content types')
+  }, 60_000)
+
+  it('takes 2,000 data model subscriptions of garbage, extreme and future indexes and durations, and keeps serving the router', async () => {
+    const next = rng(SEED + 2)
+    const r = await connectWithChurnPatience()
+    for (let i = 0; i < 2_000; i++) {
+      const x = next()
+      const body =
+        x < 0.3
+          ? Uint8Array.from({ length: Math.floor(next() * 200) }, () => Math.floor(next() * 256))
+          : encodeMessage(SubscribeToDataModelRequestSchema, {
+              currentIndex: x < 0.5 ? 0xffff_ffff_ffff_ffffn : BigInt(Math.floor(next() * 1e6)),
+              subscriptionDurationSeconds: x < 0.6 ? 0xffff_ffff : Math.floor(next() * 1_000),
+              renew: next() < 0.5,
+              timelineId: next() < 0.5 ? 'x'.repeat(Math.floor(next() * 5_000)) : '',
+              subscriptionId: `s-${Math.floor(next() * 20)}`,
+            })
+      r.send({ contentType: EdgeContentType.SubscribeToDataModelRequestType, body })
+    }
+    const seq = r.send({ contentType: ChannelContentType.Ping })
+    await r.waitFor((f) => replyForOf(f) === seq, 20_000, 'the ping after the subscriptions')
+    r.close()
+    await r.closed
+    await expectHealthy('data model subscriptions')
   }, 60_000)
 
   it('survives a router flooding 100,000 pings without reading its answers (closed as not reading, or served)', async () => {
