@@ -40,6 +40,7 @@ import { createTokenEnrollMethod } from './flows/enroll/enroll-token.ts'
 import { createEnrollKeys } from './flows/enroll/enroll-keys.ts'
 import { cascadeCaDeletes, forgetDeletedCas } from './flows/ca/ca-delete-cascade.ts'
 import { enrollRoutes } from './http/routes/client/enroll-routes.ts'
+import { networkJwtRoutes } from './http/routes/shared/network-jwt-routes.ts'
 import { enrollmentRoutes } from './http/routes/management/enrollment-routes.ts'
 import { sessionsWithoutAccess } from './domain/session/service-session-types.ts'
 import { clientServiceRoutes } from './http/routes/client/client-service-routes.ts'
@@ -579,6 +580,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...insightRoutes({ ...graphRouteDeps, lookups: graphLookups, preview: policyResolver.preview }),
     ...roleAttributeRoutes({ reads }),
     ...caRoutes({ ca, clock, issuer: () => baseUrl }),
+    ...networkJwtRoutes({ ca, issuer: () => baseUrl }),
     ...postureCheckRoutes({ ...graphRouteDeps, startedAt }),
     ...postureResponseRoutes({ graph, reads, posture, evaluator: postureEvaluator, clock }),
     ...identityPostureRoutes({ identities, sessions, posture }),

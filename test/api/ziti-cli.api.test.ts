@@ -2,6 +2,7 @@
 // is a request pattern the CLI was seen to send that edgeplane once refused or answered in a way the CLI could not
 // use (issue 29 §6). Bodies are the CLI's own, byte for byte as a recording proxy saw them, with the ids of this run.
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { decodeProtectedHeader, importX509, jwtVerify } from 'jose'
 import { expectError, expectStatus, startTestServer, type ApiResponse, type TestServer } from '../support/harness.ts'
 import { makeTestCa } from '../support/pki.ts'
 
@@ -190,5 +191,25 @@ describe('ziti edge update auth-policy', () => {
     // --primary-ext-jwt-allowed-signers with no value, --secondary-req-ext-jwt-signer ""
     expectStatus(await send('PATCH', `/auth-policies/${id}`, '{"primary":{"cert":{},"extJwt":{"allowedSigners":[]},"updb":{}},"secondary":{"requireExtJwtSigner":""},"tags":{}}\n'), 200)
     expect(await data(`/auth-policies/${id}`)).toMatchObject({ primary: { extJwt: { allowedSigners: [] } }, secondary: { requireExtJwtSigner: null } })
+  })
+})
+
+describe('ziti edge list network-jwts', () => {
+  it('lists the network JWT `default` on both APIs without a session, signed with the server key and the same each time', async () => {
+    const res = await srv.mgmt.get('/network-jwts')
+    expectStatus(res, 200)
+    const [entry] = res.body.data
+    expect(res.body.data).toHaveLength(1)
+    expect(entry.name).toBe('default')
+    const pki = srv.server.pki
+    const header = decodeProtectedHeader(entry.token)
+    expect(header.kid).toBe(pki.server.view.fingerprintSha1)
+    const { payload } = await jwtVerify(entry.token, await importX509(pki.server.certPem, header.alg!), { currentDate: new Date(srv.clock.now()) })
+    expect(payload).toEqual({ em: 'network', aud: ['openziti-enroller'], iss: `${srv.url}/`, sub: `${srv.url}/`, jti: expect.stringMatching(/^[0-9a-f-]{36}$/) })
+    for (const api of ['client', 'management'] as const) {
+      const anonymous = await srv.as(undefined, api).get('/network-jwts', { session: null })
+      expectStatus(anonymous, 200)
+      expect(anonymous.body.data).toEqual([{ name: 'default', token: entry.token }])
+    }
   })
 })
