@@ -213,3 +213,21 @@ describe('ziti edge list network-jwts', () => {
     }
   })
 })
+
+describe('ziti edge list identity service-configs', () => {
+  it('answers the overrides with pagination (the CLI reads meta.pagination and fails without it)', async () => {
+    const id = await srv.create('/identities', { name: 'cli-overrides', type: 'User', isAdmin: false })
+    const svc = await srv.create('/services', { name: 'cli-overridden', encryptionRequired: true })
+    const type = await srv.create('/config-types', { name: 'cli-override-type', schema: { type: 'object' } })
+    const config = await srv.create('/configs', { name: 'cli-override', configTypeId: type, data: {} })
+    const empty = await srv.mgmt.get(`/identities/${id}/service-configs`)
+    expectStatus(empty, 200)
+    expect(empty.body).toMatchObject({ data: [], meta: { pagination: { limit: 0, offset: 0, totalCount: 0 } } })
+    // `ziti edge update identity-configs cli-overrides cli-overridden cli-override`
+    expectStatus(await send('POST', `/identities/${id}/service-configs`, `[{"configId":"${config}","serviceId":"${svc}"}]`), 200)
+    const res = await srv.mgmt.get(`/identities/${id}/service-configs`)
+    expectStatus(res, 200)
+    expect(res.body.data).toMatchObject([{ serviceId: svc, configId: config, service: { name: 'cli-overridden' }, config: { name: 'cli-override' } }])
+    expect(res.body.meta.pagination).toEqual({ limit: 1, offset: 0, totalCount: 1 })
+  })
+})
