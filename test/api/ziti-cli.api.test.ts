@@ -231,3 +231,14 @@ describe('ziti edge list identity service-configs', () => {
     expect(res.body.meta.pagination).toEqual({ limit: 1, offset: 0, totalCount: 1 })
   })
 })
+
+describe('ziti edge list summary', () => {
+  it('counts the revocations `ziti edge list revocations` shows', async () => {
+    const count = async () => (await data('/summary')).revocations as number
+    const before = await count()
+    // `ziti edge create revocation jti <jti>`
+    expectStatus(await send('POST', '/revocations', '{"id":"0e7a1b8c-1111-2222-3333-444455556666","type":"JTI"}'), 201)
+    expect(await count()).toBe(before + 1)
+    expect(await count()).toBe((await srv.mgmt.get('/revocations')).body.meta.pagination.totalCount)
+  })
+})
