@@ -232,6 +232,20 @@ describe('ziti edge list identity service-configs', () => {
   })
 })
 
+describe('ziti edge trace identity --disable', () => {
+  it('answers a trace id and an until as strings, with a trace running and without (the CLI reads both)', async () => {
+    const id = await srv.create('/identities', { name: 'cli-traced', type: 'User', isAdmin: false })
+    const started = await send('PUT', `/identities/${id}/trace`, '{"duration":"1m","enabled":true}')
+    expectStatus(started, 200)
+    srv.clock.advance(5_000)
+    const ended = await send('PUT', `/identities/${id}/trace`, '{"duration":"10m","enabled":false}')
+    expectStatus(ended, 200)
+    expect(ended.body.data).toEqual({ enabled: false, traceId: started.body.data.traceId, until: new Date(srv.clock.now()).toISOString() })
+    const none = await send('PUT', `/identities/${id}/trace`, '{"duration":"10m","enabled":false}')
+    expect(none.body.data).toEqual({ enabled: false, traceId: '', until: '0001-01-01T00:00:00.000Z' })
+  })
+})
+
 describe('ziti edge list summary', () => {
   it('counts the revocations `ziti edge list revocations` shows', async () => {
     const count = async () => (await data('/summary')).revocations as number
