@@ -35,6 +35,7 @@ import { serviceEdgeRouterPolicyRoutes } from '../http/routes/management/service
 import { insightRoutes } from '../http/routes/management/insight-routes.ts'
 import { roleAttributeRoutes } from '../http/routes/management/role-attribute-routes.ts'
 import { caRoutes } from '../http/routes/management/ca-routes.ts'
+import { networkJwtRoutes } from '../http/routes/shared/network-jwt-routes.ts'
 import { postureCheckRoutes } from '../http/routes/management/posture-check-routes.ts'
 import { identityPostureRoutes } from '../http/routes/management/identity-posture-routes.ts'
 import { databaseRoutes } from '../http/routes/management/database-routes.ts'
@@ -116,6 +117,7 @@ export function bootRoutes(
     ...insightRoutes({ ...graphRouteDeps, lookups: graphLookups, preview: policyResolver.preview }),
     ...roleAttributeRoutes({ reads }),
     ...caRoutes({ ca, clock, issuer: () => ctx.addresses.baseUrl }),
+    ...networkJwtRoutes({ ca, issuer: () => ctx.addresses.baseUrl }),
     ...postureCheckRoutes({ ...graphRouteDeps, startedAt }),
     ...postureResponseRoutes({ graph, reads, posture, evaluator: postureEvaluator, clock }),
     ...identityPostureRoutes({ identities, sessions, posture }),

@@ -19,6 +19,7 @@ afterAll(async () => {
 
 const trace = (body: unknown, id = userId) => srv.mgmt.put(`/identities/${id}/trace`, body)
 const iso = (ms: number) => new Date(ms).toISOString()
+const NOT_TRACED = { enabled: false, traceId: '', until: '0001-01-01T00:00:00.000Z' }
 
 describe('PUT /identities/:id/trace', () => {
   it('starts a trace with the given id and duration; it ends by itself when the duration is over', async () => {
@@ -28,13 +29,13 @@ describe('PUT /identities/:id/trace', () => {
     expect(res.body.data).toEqual({ enabled: true, traceId: 'trace-one', until: iso(at + 90_000) })
 
     srv.clock.advance(89_000)
-    // still running: disabling it names the trace it ended
-    expect((await trace({ enabled: false })).body.data).toEqual({ enabled: false, traceId: 'trace-one' })
+    // still running: disabling it names the trace it ended and when
+    expect((await trace({ enabled: false })).body.data).toEqual({ enabled: false, traceId: 'trace-one', until: iso(at + 89_000) })
 
     expectStatus(await trace({ enabled: true, duration: '90s', traceId: 'trace-two' }), 200)
     srv.clock.advance(90_000)
-    // over by itself: nothing left to end
-    expect((await trace({ enabled: false })).body.data).toEqual({ enabled: false })
+    // over by itself: nothing left to end (an empty id and the zero time, which `ziti edge trace identity --disable` reads)
+    expect((await trace({ enabled: false })).body.data).toEqual(NOT_TRACED)
   })
 
   it('runs ten minutes with a new trace id when the spec names neither; a new spec replaces the running trace', async () => {
@@ -46,7 +47,7 @@ describe('PUT /identities/:id/trace', () => {
     expect(second.traceId).not.toBe(first.traceId)
     expect(second.until).toBe(iso(at + 3_600_000))
     srv.clock.advance(20 * 60_000)
-    expect((await trace({})).body.data).toEqual({ enabled: false, traceId: second.traceId })
+    expect((await trace({})).body.data).toEqual({ enabled: false, traceId: second.traceId, until: iso(at + 20 * 60_000) })
   })
 
   it('ends with its identity', async () => {
@@ -73,7 +74,7 @@ describe('PUT /identities/:id/trace', () => {
       const res = await trace(body)
       expectError(res, 400, 'COULD_NOT_VALIDATE')
       if (field) expect(JSON.stringify(res.body.error)).toContain(field)
-      expect((await trace({ enabled: false })).body.data).toEqual({ enabled: false })
+      expect((await trace({ enabled: false })).body.data).toEqual(NOT_TRACED)
     })
   }
 

@@ -2,6 +2,7 @@
 // is a request pattern the CLI was seen to send that edgeplane once refused or answered in a way the CLI could not
 // use (issue 29 §6). Bodies are the CLI's own, byte for byte as a recording proxy saw them, with the ids of this run.
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { decodeProtectedHeader, importX509, jwtVerify } from 'jose'
 import { expectError, expectStatus, startTestServer, type ApiResponse, type TestServer } from '../support/harness.ts'
 import { makeTestCa } from '../support/pki.ts'
 
@@ -190,5 +191,68 @@ describe('ziti edge update auth-policy', () => {
     // --primary-ext-jwt-allowed-signers with no value, --secondary-req-ext-jwt-signer ""
     expectStatus(await send('PATCH', `/auth-policies/${id}`, '{"primary":{"cert":{},"extJwt":{"allowedSigners":[]},"updb":{}},"secondary":{"requireExtJwtSigner":""},"tags":{}}\n'), 200)
     expect(await data(`/auth-policies/${id}`)).toMatchObject({ primary: { extJwt: { allowedSigners: [] } }, secondary: { requireExtJwtSigner: null } })
+  })
+})
+
+describe('ziti edge list network-jwts', () => {
+  it('lists the network JWT `default` on both APIs without a session, signed with the server key and the same each time', async () => {
+    const res = await srv.mgmt.get('/network-jwts')
+    expectStatus(res, 200)
+    const [entry] = res.body.data
+    expect(res.body.data).toHaveLength(1)
+    expect(entry.name).toBe('default')
+    const pki = srv.server.pki
+    const header = decodeProtectedHeader(entry.token)
+    expect(header.kid).toBe(pki.server.view.fingerprintSha1)
+    const { payload } = await jwtVerify(entry.token, await importX509(pki.server.certPem, header.alg!), { currentDate: new Date(srv.clock.now()) })
+    expect(payload).toEqual({ em: 'network', aud: ['openziti-enroller'], iss: `${srv.url}/`, sub: `${srv.url}/`, jti: expect.stringMatching(/^[0-9a-f-]{36}$/) })
+    for (const api of ['client', 'management'] as const) {
+      const anonymous = await srv.as(undefined, api).get('/network-jwts', { session: null })
+      expectStatus(anonymous, 200)
+      expect(anonymous.body.data).toEqual([{ name: 'default', token: entry.token }])
+    }
+  })
+})
+
+describe('ziti edge list identity service-configs', () => {
+  it('answers the overrides with pagination (the CLI reads meta.pagination and fails without it)', async () => {
+    const id = await srv.create('/identities', { name: 'cli-overrides', type: 'User', isAdmin: false })
+    const svc = await srv.create('/services', { name: 'cli-overridden', encryptionRequired: true })
+    const type = await srv.create('/config-types', { name: 'cli-override-type', schema: { type: 'object' } })
+    const config = await srv.create('/configs', { name: 'cli-override', configTypeId: type, data: {} })
+    const empty = await srv.mgmt.get(`/identities/${id}/service-configs`)
+    expectStatus(empty, 200)
+    expect(empty.body).toMatchObject({ data: [], meta: { pagination: { limit: 0, offset: 0, totalCount: 0 } } })
+    // `ziti edge update identity-configs cli-overrides cli-overridden cli-override`
+    expectStatus(await send('POST', `/identities/${id}/service-configs`, `[{"configId":"${config}","serviceId":"${svc}"}]`), 200)
+    const res = await srv.mgmt.get(`/identities/${id}/service-configs`)
+    expectStatus(res, 200)
+    expect(res.body.data).toMatchObject([{ serviceId: svc, configId: config, service: { name: 'cli-overridden' }, config: { name: 'cli-override' } }])
+    expect(res.body.meta.pagination).toEqual({ limit: 1, offset: 0, totalCount: 1 })
+  })
+})
+
+describe('ziti edge trace identity --disable', () => {
+  it('answers a trace id and an until as strings, with a trace running and without (the CLI reads both)', async () => {
+    const id = await srv.create('/identities', { name: 'cli-traced', type: 'User', isAdmin: false })
+    const started = await send('PUT', `/identities/${id}/trace`, '{"duration":"1m","enabled":true}')
+    expectStatus(started, 200)
+    srv.clock.advance(5_000)
+    const ended = await send('PUT', `/identities/${id}/trace`, '{"duration":"10m","enabled":false}')
+    expectStatus(ended, 200)
+    expect(ended.body.data).toEqual({ enabled: false, traceId: started.body.data.traceId, until: new Date(srv.clock.now()).toISOString() })
+    const none = await send('PUT', `/identities/${id}/trace`, '{"duration":"10m","enabled":false}')
+    expect(none.body.data).toEqual({ enabled: false, traceId: '', until: '0001-01-01T00:00:00.000Z' })
+  })
+})
+
+describe('ziti edge list summary', () => {
+  it('counts the revocations `ziti edge list revocations` shows', async () => {
+    const count = async () => (await data('/summary')).revocations as number
+    const before = await count()
+    // `ziti edge create revocation jti <jti>`
+    expectStatus(await send('POST', '/revocations', '{"id":"0e7a1b8c-1111-2222-3333-444455556666","type":"JTI"}'), 201)
+    expect(await count()).toBe(before + 1)
+    expect(await count()).toBe((await srv.mgmt.get('/revocations')).body.meta.pagination.totalCount)
   })
 })

@@ -50,6 +50,8 @@ export interface IdentityReads extends IdentityLookup, AuthPolicyLookup {
   revocation(id: string): Revocation | undefined
   /** Every stored revocation, in no particular order (the list route sorts). */
   revocations(): Iterable<Revocation>
+  /** How many revocations are stored (expired ones included until pruned), as `GET /revocations` counts them. */
+  revocationCount(): number
   /**
    * Whether a token is revoked at `now` (domain/identity/identity-revocation.ts `isRevokedBy`): by its `jti`, its
    * API session or its identity with the `iat` cut-off; expired revocations are ignored. O(1), allocates nothing.

@@ -9,7 +9,7 @@ import { EdgeRouterPolicyDetail, ServicePolicyDetail } from '../../../../schemas
 import { PolicyAdvice } from '../../../../schemas/policy-advice.ts'
 import { EdgeRouterDetail } from '../../../../schemas/router.ts'
 import { ServiceDetail } from '../../../../schemas/service.ts'
-import { ok, okEmpty } from '../../http-envelope.ts'
+import { list, ok, okEmpty } from '../../http-envelope.ts'
 import { route, type RouteDef } from '../../http-route.ts'
 import { toServiceConfigDetail } from '../../mappers/config-mapper.ts'
 import { toEntityRef } from '../../mappers/common-mapper.ts'
@@ -67,9 +67,9 @@ export function identityPolicyRoutes(deps: GraphRouteDeps): RouteDef[] {
       handle: (ctx) => {
         const i = found(identity(ctx.params.id))
         const g = deps.graph.snapshot()
-        return ok(
-          g.overridesOf(i.id).map((o) => toServiceConfigDetail(o, g.services.get(o.serviceId)?.name ?? o.serviceId, g.configs.get(o.configId)?.name ?? o.configId)),
-        )
+        const rows = g.overridesOf(i.id).map((o) => toServiceConfigDetail(o, g.services.get(o.serviceId)?.name ?? o.serviceId, g.configs.get(o.configId)?.name ?? o.configId))
+        // every override in one page, with the pagination the real controller's listWithId sends (the CLI reads it)
+        return list(rows, { limit: rows.length, offset: 0, totalCount: rows.length }, [])
       },
     }),
     route({

@@ -1,7 +1,9 @@
 /**
  * Management API: data-flow tracing of an identity (admin only). A trace is kept in memory (actors/identity-trace)
  * and ends by itself at its `until`; `enabled: false` ends it at once. The answer is the trace state: the running
- * trace's id and end, or `enabled: false` with the id of the trace that was ended (none if none was running).
+ * trace's id and end, or `enabled: false` with the id of the trace that was ended and the time it ended (`""` and
+ * the zero time `0001-01-01T00:00:00.000Z` when none was running): `ziti edge trace identity --disable` reads both
+ * as strings, where the real controller's answer omits the id and the CLI fails on it.
  * @see edge-api management.yml /identities/{id}/trace (updateIdentityTracing), definitions traceSpec, traceDetail
  */
 import type { IdentityActor } from '../../../actors/identity/identity-actor.ts'
@@ -13,6 +15,9 @@ import { newUuid } from '../../../lib/ids.ts'
 import { TraceDetail, TraceSpec } from '../../../../schemas/identity.ts'
 import { ok } from '../../http-envelope.ts'
 import { route, type RouteDef } from '../../http-route.ts'
+
+/** Go's zero time as the real controller renders it, for a `until` no trace had. */
+const ZERO_TIME = '0001-01-01T00:00:00.000Z'
 
 export function identityTraceRoutes(deps: { identities: IdentityActor; traces: IdentityTraceRegistry; clock: Clock }): RouteDef[] {
   return [
@@ -26,7 +31,7 @@ export function identityTraceRoutes(deps: { identities: IdentityActor; traces: I
         const now = deps.clock.now()
         if (!ctx.body.enabled) {
           const ended = deps.traces.stop(id, now)
-          return ok(ended ? { enabled: false, traceId: ended.traceId } : { enabled: false })
+          return ok({ enabled: false, traceId: ended?.traceId ?? '', until: ended ? new Date(now).toISOString() : ZERO_TIME })
         }
         const trace = decideTrace(id, ctx.body, now, newUuid)
         deps.traces.start(trace)

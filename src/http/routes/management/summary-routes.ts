@@ -1,7 +1,7 @@
 /**
- * Management API: resource counts. Keys follow the real controller's store names (controller-behaviour.md §10); stores
- * edgeplane lacks (revocations) count 0. `sessions` are service sessions, `enrollments` the outstanding
- * enrollments the /enrollments resource lists.
+ * Management API: resource counts. Keys follow the real controller's store names (controller-behaviour.md §10).
+ * `sessions` are service sessions, `enrollments` the outstanding enrollments the /enrollments resource lists,
+ * `revocations` the stored ones `GET /revocations` lists (expired ones until pruned).
  */
 import { POSTURE_CHECK_TYPES } from '../../../domain/posture/posture-types.ts'
 import type { IdentityActor } from '../../../actors/identity/identity-actor.ts'
@@ -39,7 +39,7 @@ export function summaryRoutes(deps: { identities: IdentityActor; sessions: Sessi
           mfas: ids.mfaCount(),
           postureCheckTypes: POSTURE_CHECK_TYPES.length,
           postureChecks: g.postureChecks.size,
-          revocations: 0,
+          revocations: ids.revocationCount(),
           routers: g.routers.size,
           'routers.edge': g.edgeRouters.size,
           serviceEdgeRouterPolicies: g.serviceEdgeRouterPolicies.size,
