@@ -1,7 +1,7 @@
 /**
  * The routers' control plane (control/control-module.ts): its own port when `ctrlListen` is set, and the API port's
  * sockets that negotiate `ziti-ctrl`; admission against the policy graph's routers and the controller's CAs; and its
- * features: the router data model (control/rdm/).
+ * features: the router data model (control/rdm/) and, on a cluster node, the cluster's control endpoints (control/ctrls/).
  */
 import type { Clock } from '../lib/clock.ts'
 import { newCuid } from '../lib/ids.ts'
@@ -10,6 +10,7 @@ import type { MetricsRegistry } from '../lib/metrics.ts'
 import type { EventBus } from '../actors/runtime/event-bus.ts'
 import { startControlPlane, type ControlPlane } from '../control/control-module.ts'
 import { createRdmFeature } from '../control/rdm/rdm-feature.ts'
+import { createCtrlAddressesFeature } from '../control/ctrls/ctrl-addresses-feature.ts'
 import { clusterIndexing, localIndexing, RdmProjection } from '../control/rdm/rdm-projection.ts'
 import { firstCertDer } from '../control/rdm/rdm-entities.ts'
 import type { RdmSources, TrustedKey } from '../control/rdm/rdm-sources.ts'
@@ -57,7 +58,13 @@ export async function bootControl(
     heartbeat: opts.controlHeartbeat,
     churnLimitMs: opts.routerChurnLimitMs,
     // what routers send beyond the handshake, and what syncing an edge router sends it, feature by feature
-    features: (fctx) => [createRdmFeature(projection, fctx, opts.routerDataModel)],
+    features: (fctx) => [
+      createRdmFeature(projection, fctx, opts.routerDataModel),
+      // a cluster node tells routers every node's control endpoint (a single controller sends none)
+      ...(clusterNode
+        ? [createCtrlAddressesFeature({ nodes: () => actors.controllers.snapshot().byId.values(), revision: () => clusterNode.log.revision, bus: ctx.bus, registry: fctx.registry })]
+        : []),
+    ],
   })
   plane.dataModel = { index: () => projection.log.currentIndex, timelineId: () => projection.timelineId }
   return plane

@@ -2,11 +2,13 @@
 // numbers the model by the etcd revision of each change, on the cluster's id as timeline, so that (1) a router on
 // node A sees, within moments, a change written on node B, under the same index a router on node C sees it; and
 // (2) a router whose node is killed (kill -9) subscribes to another node with the index it holds and is replayed
-// only the change sets it lacks, with no full state.
+// only the change sets it lacks, with no full state. And every node tells routers the cluster's control endpoints.
 // @see router-control-plane.md §3.2 ("Index source: raft index in HA"), issue 30 "Cluster"
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { fromBinary } from '@bufbuild/protobuf'
 import { ContentType, DataState_ChangeSetSchema } from '../../src/control/pb/edge_ctrl_pb.ts'
+import { ContentType as CtrlContentType, UpdateCtrlAddressesSchema } from '../../src/control/pb/ctrl_pb.ts'
+import { ChannelHeader } from '../../src/control/wire/control-frame.ts'
 import { startTestCluster, pollUntil, type TestCluster, type TestNode } from '../support/cluster.ts'
 import { RouterEmulator } from '../support/router-emulator.ts'
 import { ReceivedModel, subscribe, subscriptionIdOf } from '../support/router-data-model.ts'
@@ -67,6 +69,29 @@ const seen = new WeakMap<ReceivedModel, Set<unknown>>()
 const seenBy = (m: ReceivedModel) => seen.get(m) ?? (seen.set(m, new Set()), seen.get(m)!)
 
 describe.skipIf(!etcdAvailable())('the router data model on a cluster', () => {
+  test('tells a connecting router every node\'s control endpoint by node name, and again when it asks', async () => {
+    const [a] = c.nodes
+    const r = await enroll(a, 'rdm-cluster-ctrls')
+    const emu = await connect(a, r)
+    try {
+      const f = await emu.waitFor((x) => x.contentType === CtrlContentType.UpdateCtrlAddressesType, 5_000, 'UpdateCtrlAddresses')
+      const upd = fromBinary(UpdateCtrlAddressesSchema, f.body)
+      expect(upd.isLeader).toBe(true)
+      expect(upd.index).toBeGreaterThan(0n)
+      const byId = Object.fromEntries(upd.controllers.map((d) => [d.id, d.endpoints.map((e) => e.address)]))
+      expect(Object.keys(byId).sort()).toEqual(c.nodes.map((n) => n.name).sort())
+      for (const n of c.nodes) expect(byId[n.name]).toEqual([`tls:127.0.0.1:${new URL(n.url).port}`])
+      expect([...upd.addresses].sort()).toEqual(Object.values(byId).flat().sort())
+      // the answer's controller id (header 8) is the node name the list gives this node
+      expect(new TextDecoder().decode(emu.helloAnswer.headers.get(ChannelHeader.Id))).toBe(a.name)
+      const seen = emu.received.length
+      emu.send({ contentType: CtrlContentType.RequestClusterMembers })
+      await emu.waitFor((x) => emu.received.indexOf(x) >= seen && x.contentType === CtrlContentType.UpdateCtrlAddressesType, 5_000, 'the list asked for')
+    } finally {
+      emu.close()
+    }
+  }, 60_000)
+
   test('a change written on node B reaches routers on nodes A and C under the same index, on the cluster\'s timeline', async () => {
     const [a, b, nodeC] = c.nodes
     const ra = await enroll(a, 'rdm-cluster-a')
