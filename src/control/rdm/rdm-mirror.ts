@@ -1,9 +1,13 @@
 /**
  * The router data model as routers hold it, kept as the least that lets a change be computed: a hash of every record
- * last sent, and the service policies' memberships (policy → identities, services, posture checks, and back). Given
- * what changed, `diff` rebuilds those records from the sources, compares, and answers the events that take a router
- * from the old model to the new one; `fullState` answers every record as Create events. Rules kept here:
+ * last sent, and per identity, service and posture check the list of service policies selecting it (the policy
+ * index's list, which every member of one of its classes shares: 100,000 identities cost 100,000 references, not
+ * their memberships one by one). Given what changed, `diff` rebuilds those records from the sources, compares, and
+ * answers the events that take a router from the old model to the new one; `fullState` answers every record as
+ * Create events. Rules kept here:
  * - An unchanged record yields no event; a record gone yields a Delete, a new one a Create, a changed one an Update.
+ *   A record as loaded at start has no hash (building 100,000 messages would slow the start): its first change is
+ *   sent as an Update, whatever it was.
  * - Memberships come from the policy index (never evaluated here) and travel as ServicePolicyChange add/remove
  *   events grouped per policy and kind.
  * - Order within a change: membership removals, then creates and updates (config types, configs, identities,
@@ -101,24 +105,79 @@ export class RdmDirty {
   }
 }
 
-type Members = Record<RelatedKind, Set<string>>
+/** Per entity of one related kind: the service policies selecting it, as last sent, and the entities per list. */
+class MemberLists {
+  private readonly listOf = new Map<string, readonly string[]>()
+  private readonly holders = new Map<readonly string[], Set<string>>()
+
+  get(id: string): readonly string[] {
+    return this.listOf.get(id) ?? NONE
+  }
+
+  set(id: string, list: readonly string[]): void {
+    const prev = this.listOf.get(id)
+    if (prev === list) return
+    if (prev) {
+      const h = this.holders.get(prev)!
+      h.delete(id)
+      if (h.size === 0) this.holders.delete(prev)
+    }
+    if (list.length === 0) {
+      this.listOf.delete(id)
+      return
+    }
+    this.listOf.set(id, list)
+    const h = this.holders.get(list)
+    if (h) h.add(id)
+    else this.holders.set(list, new Set([id]))
+  }
+
+  /** The entities whose list holds `policyId`. */
+  *holdersOf(policyId: string): Iterable<string> {
+    for (const [list, ids] of this.holders) if (list.includes(policyId)) yield* ids
+  }
+
+  /** Policy id → its members, for a full state. */
+  byPolicy(): Map<string, string[]> {
+    const out = new Map<string, string[]>()
+    for (const [list, ids] of this.holders) {
+      for (const p of list) {
+        const l = out.get(p)
+        if (l) l.push(...ids)
+        else out.set(p, [...ids])
+      }
+    }
+    return out
+  }
+}
+
+const NONE: readonly string[] = []
+
+const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i])
+
+/** A record known to the model but not yet hashed (loaded at start). */
+const UNHASHED = 0
 
 export class RdmMirror {
   private readonly hashes = new Map<RdmKind, Map<string, number | bigint>>(RDM_KINDS.map((k) => [k, new Map()]))
-  /** Service policy → the entities it selects, per kind (as last sent). */
-  private readonly members = new Map<string, Members>()
-  /** Entity → the service policies selecting it, per kind (the same relation, the other way). */
-  private readonly memberOf = new Map<RelatedKind, Map<string, Set<string>>>(RELATED_KINDS.map((k) => [k, new Map()]))
+  private readonly lists = new Map<RelatedKind, MemberLists>(RELATED_KINDS.map((k) => [k, new MemberLists()]))
 
   constructor(private readonly sources: RdmSources) {}
 
-  /** Loads the whole model from the sources (at start): no events. */
+  /** Loads the whole model from the sources (at start): no events, no messages built. */
   load(): void {
-    const d = new RdmDirty()
-    this.allIds((kind, id) => d.mark(kind, id))
-    for (const id of this.sources.graph().servicePolicies.values()) d.policies.add(id.id)
-    d.publicKeys = true
-    this.diff(d)
+    this.allIds((kind, id) => this.hashes.get(kind)!.set(id, UNHASHED))
+    // a config of a router-targeted type is not in the model
+    const g = this.sources.graph()
+    for (const id of [...this.hashes.get('config')!.keys()]) {
+      const c = g.configs.get(id)
+      if (!c || g.configTypes.get(c.configTypeId)?.target === ROUTER_CONFIG_TARGET) this.hashes.get('config')!.delete(id)
+    }
+    for (const k of this.publicKeyMessages().keys()) this.hashes.get('publicKey')!.set(k, UNHASHED)
+    for (const rk of RELATED_KINDS) {
+      const lists = this.lists.get(rk)!
+      for (const id of this.hashes.get(rk)!.keys()) lists.set(id, this.sources.policies.policiesOf(INDEX_KIND[rk], id, 'service-policy'))
+    }
   }
 
   /** Records held, per kind (metrics, tests). */
@@ -143,7 +202,7 @@ export class RdmMirror {
           }
           continue
         }
-        const h = Bun.hash(toBinary(SCHEMA[kind], msg as never))
+        const h = Bun.hash(toBinary(SCHEMA[kind], msg as never)) || 1
         const prev = hashes.get(id)
         if (prev === h) continue
         hashes.set(id, h)
@@ -167,13 +226,13 @@ export class RdmMirror {
         if (msg !== undefined) out.push(event(DataState_Action.Create, kind, msg))
       }
     }
+    const members = new Map(RELATED_KINDS.map((rk) => [rk, this.lists.get(rk)!.byPolicy()]))
     for (const id of this.hashes.get('servicePolicy')!.keys()) {
       const msg = this.build('servicePolicy', id)
       if (msg === undefined) continue
       out.push(event(DataState_Action.Create, 'servicePolicy', msg))
-      const m = this.members.get(id)
       for (const rk of ['service', 'postureCheck', 'identity'] as const) {
-        const ids = [...(m?.[rk] ?? [])]
+        const ids = (members.get(rk)!.get(id) ?? []).sort()
         if (rk === 'identity' && ids.length === 0) continue
         out.push(membership(id, rk, ids, true))
       }
@@ -261,7 +320,7 @@ export class RdmMirror {
     const hashes = this.hashes.get('publicKey')!
     const now = this.publicKeyMessages()
     for (const [kid, msg] of now) {
-      const h = Bun.hash(toBinary(DataState_PublicKeySchema, msg))
+      const h = Bun.hash(toBinary(DataState_PublicKeySchema, msg)) || 1
       const prev = hashes.get(kid)
       if (prev === h) continue
       hashes.set(kid, h)
@@ -283,62 +342,44 @@ export class RdmMirror {
       if (list) list.push(id)
       else into.set(key, [id])
     }
-    const link = (policyId: string, rk: RelatedKind, id: string, on: boolean) => {
-      const m = this.members.get(policyId) ?? this.newMembers(policyId)
-      const back = this.memberOf.get(rk)!
-      if (on) {
-        m[rk].add(id)
-        const set = back.get(id)
-        if (set) set.add(policyId)
-        else back.set(id, new Set([policyId]))
-      } else {
-        m[rk].delete(id)
-        const set = back.get(id)
-        set?.delete(policyId)
-        if (set?.size === 0) back.delete(id)
-      }
-    }
     const deletedPolicies = removed.get('servicePolicy')!
-    // a deleted policy: the router drops it with its memberships; the mirror forgets them without events
-    for (const policyId of deletedPolicies) {
-      const m = this.members.get(policyId)
-      if (m) for (const rk of RELATED_KINDS) for (const id of [...m[rk]]) link(policyId, rk, id, false)
-      this.members.delete(policyId)
-    }
-    // policies recomputed whole (new, changed roles)
-    for (const policyId of d.policies) {
-      if (deletedPolicies.has(policyId) || !this.hashes.get('servicePolicy')!.has(policyId)) continue
-      const m = this.members.get(policyId) ?? this.newMembers(policyId)
-      for (const rk of RELATED_KINDS) {
-        const now = new Set(this.sources.policies.membersOf(policyId, INDEX_KIND[rk]))
-        for (const id of [...m[rk]]) {
-          if (now.has(id)) continue
-          link(policyId, rk, id, false)
-          note(drop, policyId, rk, id)
-        }
-        for (const id of now) {
-          if (m[rk].has(id) || !this.hashes.get(rk)!.has(id)) continue
-          link(policyId, rk, id, true)
-          note(add, policyId, rk, id)
-        }
-      }
-    }
-    // entities whose own memberships changed (created, deleted, new role attributes)
+    const policies = this.hashes.get('servicePolicy')!
     for (const rk of RELATED_KINDS) {
-      for (const id of d.members.get(rk)!) {
-        const was = this.memberOf.get(rk)!.get(id) ?? new Set<string>()
-        const gone = removed.get(rk)!.has(id) || !this.hashes.get(rk)!.has(id)
-        const now = new Set(gone ? [] : this.sources.policies.policiesOf(INDEX_KIND[rk], id, 'service-policy'))
-        for (const policyId of [...was]) {
-          if (now.has(policyId) || d.policies.has(policyId) || deletedPolicies.has(policyId)) continue
-          link(policyId, rk, id, false)
-          note(drop, policyId, rk, id)
+      const lists = this.lists.get(rk)!
+      const recheck = new Set(d.members.get(rk)!)
+      // a policy recomputed whole: who it selected, and who it selects now
+      for (const policyId of d.policies) {
+        for (const id of lists.holdersOf(policyId)) recheck.add(id)
+        if (policies.has(policyId)) for (const id of this.sources.policies.membersOf(policyId, INDEX_KIND[rk])) recheck.add(id)
+      }
+      const held = this.hashes.get(rk)!
+      for (const id of recheck) {
+        const was = lists.get(id)
+        const now = held.has(id) ? this.sources.policies.policiesOf(INDEX_KIND[rk], id, 'service-policy') : NONE
+        if (was === now) continue
+        if (sameList(was, now)) {
+          lists.set(id, now)
+          continue
         }
-        for (const policyId of now) {
-          if (was.has(policyId) || d.policies.has(policyId) || !this.hashes.get('servicePolicy')!.has(policyId)) continue
-          link(policyId, rk, id, true)
-          note(add, policyId, rk, id)
+        // both sorted: one merge walk
+        let i = 0
+        let j = 0
+        while (i < was.length || j < now.length) {
+          const a = was[i]
+          const b = now[j]
+          if (b === undefined || (a !== undefined && a < b)) {
+            // a deleted policy goes with its memberships at the router
+            if (!deletedPolicies.has(a!)) note(drop, a!, rk, id)
+            i++
+          } else if (a === undefined || b < a) {
+            if (policies.has(b)) note(add, b, rk, id)
+            j++
+          } else {
+            i++
+            j++
+          }
         }
+        lists.set(id, now.filter((p) => policies.has(p)).length === now.length ? now : now.filter((p) => policies.has(p)))
       }
     }
     const toEvents = (m: Map<string, string[]>, isAdd: boolean) =>
@@ -347,12 +388,6 @@ export class RdmMirror {
         return membership(policyId, rk, ids.sort(), isAdd)
       })
     return { adds: toEvents(add, true), drops: toEvents(drop, false) }
-  }
-
-  private newMembers(policyId: string): Members {
-    const m: Members = { identity: new Set(), service: new Set(), postureCheck: new Set() }
-    this.members.set(policyId, m)
-    return m
   }
 }
 

@@ -225,12 +225,18 @@ export class PolicyIndex implements PolicyReads {
     return this.partnersOf('router', routerId, 'serp')
   }
 
+  /**
+   * The policies of a kind that select the entity, sorted. Kept per class until its policies change: every member of
+   * a class gets the same array, so a caller holding one may compare by reference first (the router data model does).
+   */
   policiesOf(kind: EntityKind, id: string, policyKind: PolicyKind): readonly string[] {
     const c = this.classOf[kind].get(id)
-    if (!c) return []
-    const out: string[] = []
-    for (const pid of c.policies) if (this.entries.get(pid)!.policy.kind === policyKind) out.push(pid)
-    return out.sort()
+    if (!c) return NO_IDS
+    return this.cached(c, `policies:${policyKind}`, () => {
+      const out: string[] = []
+      for (const pid of c.policies) if (this.entries.get(pid)!.policy.kind === policyKind) out.push(pid)
+      return out.sort()
+    })
   }
 
   membersOf(policyId: string, kind: EntityKind): readonly string[] {
@@ -473,6 +479,7 @@ export class PolicyIndex implements PolicyReads {
       for (const s of e.sides) if (s.kind === c.kind) s.classes.delete(c)
     }
     c.policies.clear()
+    policiesChanged(c)
     for (const [rel, partners] of c.links) {
       for (const p of partners.keys()) {
         this.noteView(p)
@@ -490,6 +497,7 @@ export class PolicyIndex implements PolicyReads {
     if (!selects(side, e.semantic, c)) return
     side.classes.add(c)
     c.policies.add(e.policy.id)
+    policiesChanged(c)
     const { rel, a, b } = e.pair
     if (side === a) for (const other of b.classes) this.bump(c, other, rel, +1)
     else if (side === b) for (const other of a.classes) this.bump(other, c, rel, +1)
@@ -504,6 +512,7 @@ export class PolicyIndex implements PolicyReads {
         if (selects(s, e.semantic, c)) {
           s.classes.add(c)
           c.policies.add(e.policy.id)
+          policiesChanged(c)
         }
       }
     }
@@ -516,7 +525,10 @@ export class PolicyIndex implements PolicyReads {
     for (const x of a.classes) for (const y of b.classes) this.bump(x, y, rel, -1)
     for (const s of e.sides) {
       this.bySideKind[s.kind].delete(e)
-      for (const c of s.classes) c.policies.delete(e.policy.id)
+      for (const c of s.classes) {
+        c.policies.delete(e.policy.id)
+        policiesChanged(c)
+      }
     }
     this.entries.delete(e.policy.id)
   }
@@ -645,4 +657,9 @@ function makeEntry(p: IndexPolicy): Entry {
 function samePosture(a: IndexPolicy, b: IndexPolicy): boolean {
   if (a.kind !== 'service-policy' || b.kind !== 'service-policy') return false
   return a.semantic === b.semantic && a.postureCheckRoles.join('\u0000') === b.postureCheckRoles.join('\u0000')
+}
+
+/** A class's policies changed: its cached lists of them are stale (policiesOf). */
+function policiesChanged(c: EntityClass): void {
+  for (const kind of ['service-policy', 'edge-router-policy', 'service-edge-router-policy'] as const) c.cache.delete(`policies:${kind}`)
 }
