@@ -83,7 +83,10 @@ export class ReceivedModel {
       }
       const kind = RELATED[c.relatedEntityType]
       if (!kind) throw new Error(`unknown related entity type ${c.relatedEntityType}`)
+      // the router finds an identity's policies through the identity: a membership of one it does not hold is lost
+      const table = this.records.get(kind)
       for (const id of c.relatedEntityIds) {
+        if (c.add && kind === 'identity' && !table?.has(id)) throw new Error(`membership of an identity the model does not hold: ${id} in ${c.policyId}`)
         if (c.add) policy[kind].add(id)
         else policy[kind].delete(id)
       }
