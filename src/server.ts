@@ -119,6 +119,8 @@ import { AUTH_WINDOW_DEFAULTS, type AuthWindowSettings } from './flows/authentic
 import { LOGIN_THROTTLE_DEFAULTS, type LoginThrottleSettings } from './flows/authenticate/auth-throttle.ts'
 import { databaseRoutes } from './http/routes/management/database-routes.ts'
 import { controllerRoutes } from './http/routes/shared/controller-routes.ts'
+import { controllerSettingRoutes } from './http/routes/management/controller-setting-routes.ts'
+import { seedControllerSettings, withControllerSettings } from './flows/oidc/oidc-controller-settings.ts'
 import { clusterRoutes } from './http/routes/management/cluster-routes.ts'
 import { clusterVerdict, type ClusterView } from './http/http-cluster.ts'
 import { clusterReadView } from './cluster/cluster-view.ts'
@@ -369,6 +371,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   if (cutOff > 0) log(`note: ${cutOff} disabled identities still had API sessions (an interrupted disable); ended`)
   const reconciled = await reconcileRouterIdentities({ graph, identities }, { author: 'system', source: 'system' })
   if (reconciled.length > 0) log(`note: ${reconciled.length} router identities did not follow their routers (an interrupted write); repaired`)
+  await seedControllerSettings({ controllers, configured: opts.oidc, nodeId: opts.cluster?.nodeName, log })
   phases.end('start-up repairs')
   const g0 = graph.snapshot()
   const policyResolver = startPolicyResolver(bus, clock, {
@@ -401,7 +404,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // not awaited: the first failed login awaits the same promise, so start-up need not
   void prepareDummyHash()
 
-  const oidcSettings = oidcSettingsOf(opts.oidc)
+  const oidcSettings = withControllerSettings(oidcSettingsOf(opts.oidc), () => controllers.snapshot().effectiveSettings(opts.cluster?.nodeName))
   let baseUrl = ''
   // `tls:host:port` routers dial: the advertised host, at the control port or else the API port (known once listening)
   let ctrlEndpoint = ''
@@ -585,6 +588,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...databaseRoutes({ snapshots, integrity }),
     ...controllerRoutes({ controllers, cluster: clusterView }),
     ...clusterRoutes({ controllers, cluster: clusterView }),
+    ...controllerSettingRoutes({ controllers }),
   )
   // built on the first request (pkijs: tens of ms a start need not spend); the CAs do not change while running
   let caCertsBody: ReturnType<typeof buildCertsOnlyPkcs7> | undefined
