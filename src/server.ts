@@ -121,6 +121,9 @@ import { databaseRoutes } from './http/routes/management/database-routes.ts'
 import { controllerRoutes } from './http/routes/shared/controller-routes.ts'
 import { controllerSettingRoutes } from './http/routes/management/controller-setting-routes.ts'
 import { seedControllerSettings, withControllerSettings } from './flows/oidc/oidc-controller-settings.ts'
+import { networkJwtRoutes } from './http/routes/shared/network-jwt-routes.ts'
+import { createNetworkJwts } from './flows/enroll/enroll-network-jwt.ts'
+import { protocolRoutes } from './http/routes/client/protocol-routes.ts'
 import { clusterRoutes } from './http/routes/management/cluster-routes.ts'
 import { clusterVerdict, type ClusterView } from './http/http-cluster.ts'
 import { clusterReadView } from './cluster/cluster-view.ts'
@@ -589,6 +592,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...controllerRoutes({ controllers, cluster: clusterView }),
     ...clusterRoutes({ controllers, cluster: clusterView }),
     ...controllerSettingRoutes({ controllers }),
+    ...networkJwtRoutes({ jwts: createNetworkJwts({ ca, advertisedUrl: () => baseUrl }) }),
+    ...protocolRoutes({ advertisedUrl: () => baseUrl }),
   )
   // built on the first request (pkijs: tens of ms a start need not spend); the CAs do not change while running
   let caCertsBody: ReturnType<typeof buildCertsOnlyPkcs7> | undefined
