@@ -2,7 +2,7 @@
  * Enrollment wire shapes (Client API, no session). Members are optional as in the spec: a missing token or CSR is
  * the flow's coded refusal (INVALID_ENROLLMENT_TOKEN, COULD_NOT_PROCESS_CSR), not a schema failure.
  * @see edge-api client.yml ottEnrollmentRequest, erOttEnrollmentRequest, routerExtendEnrollmentRequest, genericEnroll,
- *   enrollmentCerts, tokenEnrollmentRequest, nonceChallenge, nonceSignature, jwks, networkJWT
+ *   enrollmentCerts, tokenEnrollmentRequest, nonceChallenge, nonceSignature, jwks, networkJWT, listProtocols
  */
 import { Type } from '@sinclair/typebox'
 
@@ -90,5 +90,8 @@ export const EnrollmentJwk = Type.Object({
 /** `GET /enroll/jwks` (not enveloped, as the spec's `jwks`). */
 export const EnrollmentJwks = Type.Object({ keys: Type.Array(EnrollmentJwk) })
 
-/** One JWT a client may use to trust the network (`GET /network-jwts`): the real controller lists one, `default`. */
+/** One network enrollment JWT (`GET /network-jwts`): its name and the JWT. */
 export const NetworkJwt = Type.Object({ name: Type.String(), token: Type.String() })
+
+/** `GET /protocols`: the address of each API protocol the controller listens with (`https` only), keyed by protocol. */
+export const Protocols = Type.Record(Type.String(), Type.Object({ address: Type.String() }))

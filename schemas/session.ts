@@ -37,3 +37,6 @@ export const SessionDetail = Type.Object({
 })
 
 export const ServiceUpdates = Type.Object({ lastChangeAt: Type.String({ format: 'date-time' }) })
+
+/** `GET /sessions/{id}/route-path`: the ids of the routers the session's circuit runs through (never null). */
+export const SessionRoutePath = Type.Object({ routePath: Type.Array(Type.String()) })

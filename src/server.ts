@@ -9,6 +9,7 @@ import { defaultAdvertise, formatHostPort } from './config/config.ts'
 import { createLogger, noteLogger } from './lib/logger.ts'
 import { installLastResort } from './lib/last-resort.ts'
 import { prepareDummyHash } from './auth/auth-password.ts'
+import { seedControllerSettings } from './flows/oidc/oidc-controller-settings.ts'
 import type { VersionInfo } from './http/routes/shared/version-routes.ts'
 import { VERSION, BUILD_DATE, REVISION } from './version.ts'
 import { startPhases } from './boot/boot-phases.ts'
@@ -52,6 +53,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const { identities, sessions, sessionRegistry, graph, ca, controllers, clusterNode, pki } = actors
   wireCascades(bus, actors)
   await repairInterruptedWrites(actors, clock.now(), log)
+  // the OIDC redirect lists live in the controller settings; a new data directory or cluster takes the config's
+  await seedControllerSettings({ controllers, configured: opts.oidc, nodeId: opts.cluster?.nodeName, log })
   phases.end('start-up repairs')
   const policy = bootPolicy(actors, { bus, clock, enforceEveryMs: opts.enforceEveryMs })
   phases.end('policy index')

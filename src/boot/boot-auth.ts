@@ -23,6 +23,7 @@ import { createOttCaEnrollMethod } from '../flows/enroll/enroll-ottca.ts'
 import { createCaAutoEnrollMethod } from '../flows/enroll/enroll-ca.ts'
 import { createTokenEnrollMethod } from '../flows/enroll/enroll-token.ts'
 import { oidcSettingsOf, type OidcSettings } from '../flows/oidc/oidc-types.ts'
+import { withControllerSettings } from '../flows/oidc/oidc-controller-settings.ts'
 import { createOidcTokens, type TokenKeys } from '../flows/oidc/oidc-tokens.ts'
 import { createTokenKeys } from '../flows/oidc/oidc-keys.ts'
 import { createBearerCheck } from '../flows/oidc/oidc-bearer.ts'
@@ -71,7 +72,8 @@ export function bootAuth(
 ): AuthParts {
   const { identities, sessions, ca, graph, controllers, clusterNode, pki } = actors
   const { bus, clock, log, timeoutMs, addresses } = ctx
-  const oidcSettings = oidcSettingsOf(opts.oidc)
+  // the redirect lists are this node's effective controller settings, read at each request
+  const oidcSettings = withControllerSettings(oidcSettingsOf(opts.oidc), () => controllers.snapshot().effectiveSettings(opts.cluster?.nodeName))
   const baseUrl = () => addresses.baseUrl
   const tokens = createSessionTokens(ca, baseUrl)
   // the controller's own CAs: what its client certificates chain to; trust anchors of certificate login and of an

@@ -36,6 +36,9 @@ import { insightRoutes } from '../http/routes/management/insight-routes.ts'
 import { roleAttributeRoutes } from '../http/routes/management/role-attribute-routes.ts'
 import { caRoutes } from '../http/routes/management/ca-routes.ts'
 import { networkJwtRoutes } from '../http/routes/shared/network-jwt-routes.ts'
+import { createNetworkJwts } from '../flows/enroll/enroll-network-jwt.ts'
+import { controllerSettingRoutes } from '../http/routes/management/controller-setting-routes.ts'
+import { protocolRoutes } from '../http/routes/client/protocol-routes.ts'
 import { postureCheckRoutes } from '../http/routes/management/posture-check-routes.ts'
 import { identityPostureRoutes } from '../http/routes/management/identity-posture-routes.ts'
 import { databaseRoutes } from '../http/routes/management/database-routes.ts'
@@ -117,13 +120,15 @@ export function bootRoutes(
     ...insightRoutes({ ...graphRouteDeps, lookups: graphLookups, preview: policyResolver.preview }),
     ...roleAttributeRoutes({ reads }),
     ...caRoutes({ ca, clock, issuer: () => ctx.addresses.baseUrl }),
-    ...networkJwtRoutes({ ca, issuer: () => ctx.addresses.baseUrl }),
     ...postureCheckRoutes({ ...graphRouteDeps, startedAt }),
     ...postureResponseRoutes({ graph, reads, posture, evaluator: postureEvaluator, clock }),
     ...identityPostureRoutes({ identities, sessions, posture }),
     ...databaseRoutes({ snapshots: ops.snapshots, integrity: ops.integrity }),
     ...controllerRoutes({ controllers, cluster: ops.clusterView }),
     ...clusterRoutes({ controllers, cluster: ops.clusterView }),
+    ...controllerSettingRoutes({ controllers }),
+    ...networkJwtRoutes({ jwts: createNetworkJwts({ ca, advertisedUrl: () => ctx.addresses.baseUrl }) }),
+    ...protocolRoutes({ advertisedUrl: () => ctx.addresses.baseUrl }),
   )
   return routes
 }

@@ -43,8 +43,9 @@ export const PUBLIC_ROUTES: ReadonlySet<string> = new Set([
   // an enrolling client checks the network it joins before it has any credential
   'client GET /enroll/jwks',
   'client POST /enroll/challenge',
-  // the JWT a client is handed to trust the network, before it holds any identity (both APIs, as the real controller)
+  // the network enrollment JWT and the API's addresses: how a new client learns the controller
   'GET /network-jwts',
+  'client GET /protocols',
   'GET /',
   'GET /version',
   'GET /enumerated-capabilities',

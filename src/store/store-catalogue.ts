@@ -27,6 +27,7 @@ export const SUB_DBS = {
   cas: 'ca',
   'external-jwt-signers': 'ca',
   controllers: 'controllers',
+  'controller-settings': 'controllers',
 } as const
 
 /** Name of a sub-database. */

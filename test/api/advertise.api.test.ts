@@ -1,5 +1,6 @@
 // The advertised address (--advertise, EDGEPLANE_ADVERTISE, key advertise): what clients are told to connect to in
-// /version's apiBaseUrls and in enrollment JWTs, and a name of the server certificate on a new PKI.
+// /version's apiBaseUrls, in enrollment JWTs, the network JWT and GET /protocols, and a name of the server certificate
+// on a new PKI.
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { expectStatus, startTestServer, type TestServer } from '../support/harness.ts'
 
@@ -19,6 +20,16 @@ describe('an advertised address', () => {
       expect(binding.v1.apiBaseUrls).toEqual([`https://ctrl.example.net:8441${binding.v1.path}`])
     }
     expect(srv.server.advertisedUrl).toBe('https://ctrl.example.net:8441')
+  })
+
+  it('is the address GET /protocols lists for https, and the issuer and subject of the network JWT', async () => {
+    const protocols = await srv.raw.get('/edge/client/v1/protocols')
+    expectStatus(protocols, 200)
+    expect(protocols.body.data).toEqual({ https: { address: 'ctrl.example.net:8441' } })
+    const jwts = await srv.raw.get('/edge/client/v1/network-jwts')
+    expectStatus(jwts, 200)
+    const claims = JSON.parse(Buffer.from(jwts.body.data[0].token.split('.')[1], 'base64url').toString())
+    expect(claims).toMatchObject({ iss: 'https://ctrl.example.net:8441/', sub: 'https://ctrl.example.net:8441/' })
   })
 
   it('is a name of the server certificate of a new PKI', () => {

@@ -202,6 +202,18 @@ describe('sessions', () => {
     expectStatus(await srv.mgmt.get(`/sessions/${sessionId}`), 200)
   })
 
+  it('GET /sessions/{id}/route-path (Management API, admins): the empty path of a session without a circuit; 404 for an unknown one', async () => {
+    const res = await srv.mgmt.get(`/sessions/${sessionId}/route-path`)
+    expectStatus(res, 200)
+    expect(res.body).toEqual({ data: { routePath: [] }, meta: {} })
+    expectError(await srv.mgmt.get('/sessions/no-such-session/route-path'), 404, 'NOT_FOUND')
+    const asAlice = srv.as(alice.token, 'management')
+    expectError(await asAlice.get(`/sessions/${sessionId}/route-path`), 401, 'UNAUTHORIZED')
+    expectError(await srv.mgmt.get(`/sessions/${sessionId}/route-path`, { session: null }), 401, 'UNAUTHORIZED')
+    expectError(await srv.mgmt.post(`/sessions/${sessionId}/route-path`, {}, { offSpec: 'the spec has only GET of a route path' }), 405, 'METHOD_NOT_ALLOWED')
+    expect((await alice.client.get(`/sessions/${sessionId}/route-path`, { offSpec: 'the Client API has no route path' })).status).toBe(404)
+  })
+
   it('the enforcer removes a session whose access was lost', async () => {
     const bob = await identityWithLogin('bobby', ['staff'])
     const s = await bob.client.post('/sessions', { serviceId: ids.web })

@@ -40,6 +40,8 @@ beforeAll(async () => {
   await t.mgmt.post(`/authenticators`, { identityId: ids[1], method: 'updb', username: 'fuzz-user', password: 'fuzz-pass-1' })
   ids.push(await t.create('/services', { name: 'fuzz-service', roleAttributes: ['fuzz'], encryptionRequired: true }))
   ids.push(await t.create('/edge-routers', { name: 'fuzz-router' }))
+  // the controller settings every node has: their paths reach the record, not only a 404
+  ids.push('global')
   sessions.push(await t.login(ADMIN.username, ADMIN.password), await t.login('fuzz-user', 'fuzz-pass-1', 'client'))
 }, 30_000)
 afterAll(async () => {

@@ -16,6 +16,7 @@ import type { PostureCheck } from '../posture/posture-types.ts'
 import type { ThirdPartyCa } from '../ca/ca-types.ts'
 import type { ExternalJwtSigner } from '../ca/ca-jwt-signer-types.ts'
 import type { ControllerNode } from '../cluster/controller-types.ts'
+import type { ControllerSetting } from '../cluster/controller-setting.ts'
 
 /** The record type of each sub-database (store/README.md). */
 export interface RecordTypes {
@@ -45,6 +46,8 @@ export interface RecordTypes {
   'external-jwt-signers': ExternalJwtSigner
   /** A cluster's nodes (empty on a single node). */
   controllers: ControllerNode
+  /** The global controller settings and the nodes' overrides. */
+  'controller-settings': ControllerSetting
 }
 
 /** Name of a sub-database (the store's catalogue has the same names: store-copy.ts checks it). */

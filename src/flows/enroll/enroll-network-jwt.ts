@@ -1,31 +1,45 @@
 /**
- * The network JWT (`GET /network-jwts`): a JWT a client can be handed to trust this network before it holds an
- * identity, as the real controller makes it (controller/internal/routes/network-jwt_router.go):
- * - claims `em: "network"`, `aud: ["openziti-enroller"]`, `iss` = `sub` = `"https://<address>/"` (with the trailing
- *   slash, as the CA enrollment JWT), `jti` a UUID; no `exp` and no `iat`
- * - signed by the CA actor with the TLS server certificate's key (header `kid` = its SHA-1), as enrollment JWTs are
- * - made once and served the same while the node runs (the real controller keeps the first one it signs); a signing
- *   that fails is not kept, so the next request tries again
+ * The network enrollment JWT (`GET /network-jwts`, both APIs, no session): a token a new client reads to learn the
+ * controller before it holds any credential, as the real controller makes it (routes/network-jwt_router.go):
+ * - claims `em: "network"`, `aud: ["openziti-enroller"]`, `iss` = `sub` = `https://<advertised address>/` (with the
+ *   trailing slash), `jti` a UUID, `ctrls: null`; no `exp` and no `iat`
+ * - signed by the CA actor with the TLS server certificate's key (header `kid` = its SHA-1), as enrollment JWTs are,
+ *   so the client can check it against the certificate the controller presents
+ * - made once per process and then served as it is (the real controller keeps it for its process's life); a failed
+ *   signing is not kept
+ * - the list has the one token, named `default`
  */
 import type { CaActor } from '../../actors/ca/ca-actor.ts'
 import { newUuid } from '../../lib/ids.ts'
 
-/** The name the one network JWT is listed under. */
+/** The name of the one network JWT. */
 export const NETWORK_JWT_NAME = 'default'
 
-/** `issuerBase`: `https://host:port` of the controller, without a trailing slash. */
-export function createNetworkJwt(ca: CaActor, issuerBase: () => string): () => Promise<string> {
-  let signed: Promise<string> | undefined
-  return () => {
-    if (!signed) {
-      const iss = `${issuerBase()}/`
-      const claims = { em: 'network', aud: ['openziti-enroller'], iss, sub: iss, jti: newUuid() }
-      const pending = ca.ask({ type: 'ca.signJwt', key: 'server', claims })
-      signed = pending
-      pending.catch(() => {
-        if (signed === pending) signed = undefined
-      })
-    }
-    return signed
+export interface NetworkJwts {
+  /** The network JWTs: `[{name: "default", token}]`. */
+  list(): Promise<{ name: string; token: string }[]>
+}
+
+export function createNetworkJwts(deps: {
+  ca: CaActor
+  /** `https://host:port` clients reach the controller at (known once the listener is up). */
+  advertisedUrl: () => string
+}): NetworkJwts {
+  let token: Promise<string> | undefined
+  const sign = () => {
+    const issuer = `${deps.advertisedUrl()}/`
+    const claims = { iss: issuer, sub: issuer, aud: ['openziti-enroller'], jti: newUuid(), em: 'network', ctrls: null }
+    return deps.ca.ask({ type: 'ca.signJwt', key: 'server', claims })
+  }
+  return {
+    async list() {
+      const pending = (token ??= sign())
+      try {
+        return [{ name: NETWORK_JWT_NAME, token: await pending }]
+      } catch (e) {
+        if (token === pending) token = undefined
+        throw e
+      }
+    },
   }
 }

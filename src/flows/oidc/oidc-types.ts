@@ -14,13 +14,18 @@ export type OidcClientId = (typeof OIDC_CLIENT_IDS)[number]
 /** The scopes a token may carry; others are dropped at authorize. */
 export const OIDC_SCOPES = ['openid', 'offline_access'] as const
 
-/** The real controller's default redirect URI patterns (globs: `*` is any run of characters). */
+/**
+ * The real controller's default redirect URI patterns (globs: `*` is any run of characters): those of its global
+ * controller settings, which add the `[::1]` ones to the five of its config file's defaults.
+ */
 export const DEFAULT_REDIRECT_URIS = [
   'openziti://auth/callback',
   'https://127.0.0.1:*/auth/callback',
   'http://127.0.0.1:*/auth/callback',
   'https://localhost:*/auth/callback',
   'http://localhost:*/auth/callback',
+  'http://[::1]:*/auth/callback',
+  'https://[::1]:*/auth/callback',
 ] as const
 
 /** The same for post-logout redirects. */

@@ -2,7 +2,8 @@
  * Service sessions: created by a client for a service it may use (Client API), listed and deleted by their owner,
  * and by admins through the Management API. Refusals follow the real controller: a service the caller cannot see is
  * 404, a type it may not use is 400 COULD_NOT_VALIDATE, failing posture checks 409 INVALID_POSTURE, no shared edge
- * router 400 NO_EDGE_ROUTERS_AVAILABLE.
+ * router 400 NO_EDGE_ROUTERS_AVAILABLE. `GET /sessions/{id}/route-path` (Management API) is the empty list: circuits
+ * are not made yet.
  */
 import type { PolicyGraphActor } from '../../../actors/policy-graph/policy-graph-actor.ts'
 import type { SessionRegistryActor } from '../../../actors/session-registry/session-registry-actor.ts'
@@ -15,7 +16,7 @@ import { ApiError } from '../../../errors/api-error.ts'
 import type { Clock } from '../../../lib/clock.ts'
 import { newCuid } from '../../../lib/ids.ts'
 import { ListQuery } from '../../../../schemas/common.ts'
-import { SessionCreate, SessionDetail } from '../../../../schemas/session.ts'
+import { SessionCreate, SessionDetail, SessionRoutePath } from '../../../../schemas/session.ts'
 import { json, ok, okEmpty } from '../../http-envelope.ts'
 import { respondList } from '../../http-list.ts'
 import { route, type RouteCtx, type RouteDef } from '../../http-route.ts'
@@ -145,5 +146,15 @@ export function sessionRoutes(deps: SessionRouteDeps): RouteDef[] {
     }),
     ...readRoutes('client', true),
     ...readRoutes('management', false),
+    route({
+      method: 'GET', path: '/sessions/:id/route-path', apis: ['management'], access: 'admin', tag: 'Session',
+      summary: 'The routers the circuit of a session runs through', response: SessionRoutePath,
+      handle: (ctx) => {
+        // an unknown session is 404 (the real controller answers it the empty list too)
+        find(ctx, false)
+        // no circuits yet: the path of a session without a circuit, as the real controller answers it
+        return ok({ routePath: [] })
+      },
+    }),
   ]
 }
