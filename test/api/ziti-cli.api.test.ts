@@ -205,7 +205,7 @@ describe('ziti edge list network-jwts', () => {
     const header = decodeProtectedHeader(entry.token)
     expect(header.kid).toBe(pki.server.view.fingerprintSha1)
     const { payload } = await jwtVerify(entry.token, await importX509(pki.server.certPem, header.alg!), { currentDate: new Date(srv.clock.now()) })
-    expect(payload).toEqual({ em: 'network', aud: ['openziti-enroller'], iss: `${srv.url}/`, sub: `${srv.url}/`, jti: expect.stringMatching(/^[0-9a-f-]{36}$/) })
+    expect(payload).toEqual({ em: 'network', ctrls: null, aud: ['openziti-enroller'], iss: `${srv.url}/`, sub: `${srv.url}/`, jti: expect.stringMatching(/^[0-9a-f-]{36}$/) })
     for (const api of ['client', 'management'] as const) {
       const anonymous = await srv.as(undefined, api).get('/network-jwts', { session: null })
       expectStatus(anonymous, 200)
