@@ -73,7 +73,6 @@ export function bootAuth(
   const { bus, clock, log, timeoutMs, addresses } = ctx
   const oidcSettings = oidcSettingsOf(opts.oidc)
   const baseUrl = () => addresses.baseUrl
-  const tokens = createSessionTokens(ca, baseUrl)
   // the controller's own CAs: what its client certificates chain to; trust anchors of certificate login and of an
   // admin's cert authenticators
   const ownCas = [pki.intermediate.certPem, pki.root.certPem]
@@ -133,6 +132,8 @@ export function bootAuth(
   })
   bus.subscribe<ControllersEvent>('controller.changed', () => tokenKeyring.invalidate())
   const tokenKeys: TokenKeys = tokenKeyring.keys
+  // service session tokens: signed and checked with the same keys (the kid a router finds in its data model)
+  const tokens = createSessionTokens(ca, baseUrl, tokenKeys)
   const oidcTokens = createOidcTokens(
     {
       ca,
