@@ -7,6 +7,7 @@ import type { Logger } from '../lib/logger.ts'
 import type { MetricsRegistry } from '../lib/metrics.ts'
 import type { EventBus } from '../actors/runtime/event-bus.ts'
 import { startControlPlane, type ControlPlane } from '../control/control-module.ts'
+import { createSessionsFeature } from '../control/sessions/sessions-feature.ts'
 import { VERSION, BUILD_DATE, REVISION } from '../version.ts'
 import type { Actors } from './boot-actors.ts'
 import type { AuthParts } from './boot-auth.ts'
@@ -21,7 +22,7 @@ export async function bootControl(
   auth: AuthParts,
   ctx: { bus: EventBus; clock: Clock; logger: Logger; registry: MetricsRegistry; tls: TlsCredentials },
 ): Promise<ControlPlane> {
-  const { graph, pki } = actors
+  const { graph, pki, sessions, identities } = actors
   return startControlPlane({
     routers: { get: (id) => graph.snapshot().routers.get(id) },
     bus: ctx.bus,
@@ -37,6 +38,9 @@ export async function bootControl(
     heartbeat: opts.controlHeartbeat,
     churnLimitMs: opts.routerChurnLimitMs,
     // what routers send beyond the handshake, and what syncing an edge router sends it, feature by feature
-    features: () => [],
+    features: (fctx) => [
+      // API sessions pushed to edge routers, their heartbeats, resyncs and session validation
+      createSessionsFeature({ sessions, identities, bus: ctx.bus }, fctx),
+    ],
   })
 }
