@@ -241,13 +241,13 @@ export function startSessionRegistryActor(
   opts: { timeoutMs: number; sweepEveryMs: number; flushEveryMs: number; clustered?: boolean },
 ): { actor: SessionRegistryActor; stopTimers: () => void; loaded: { withoutToken: number; unreadableTokens: number } } {
   const state = new SessionRegistryState()
-  // sessions stored before mfaCompletedAt existed read as null
   let unreadableTokens = 0
   let withoutToken = 0
   for (const { value } of store.db('api-sessions').getRange()) {
     // the token (opened by the store) is kept beside the record, never in it; one that did not open is dropped
     const { token, sealedToken, ...s } = value as ApiSessionWithToken & StoredApiSession
     if (token === undefined && sealedToken !== undefined) unreadableTokens++
+    // sessions stored before mfaCompletedAt existed read as null
     state.put(s.mfaCompletedAt === undefined ? { ...s, mfaCompletedAt: null } : s)
     if (token !== undefined) state.putToken(s.tokenHash, token)
     else withoutToken++
