@@ -87,6 +87,13 @@ export async function bootActors(
     clustered: clusterNode !== undefined,
   })
   const sessions = sessionRegistry.actor
+  const { withoutToken, unreadableTokens } = sessionRegistry.loaded
+  if (withoutToken > 0) {
+    log(
+      `note: ${withoutToken} API sessions have no token kept for the edge routers (stored before edgeplane kept them${unreadableTokens > 0 ? `, or ${unreadableTokens} whose sealed token did not open` : ''}): ` +
+        'they work on the REST APIs, are not pushed to edge routers, and end with their timeout or logout',
+    )
+  }
   phases.end('identities and sessions')
   const graphLookups: PolicyGraphLookups = {
     identityExists: (id) => identities.snapshot().identity(id) !== undefined,

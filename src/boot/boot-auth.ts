@@ -75,7 +75,6 @@ export function bootAuth(
   // the redirect lists are this node's effective controller settings, read at each request
   const oidcSettings = withControllerSettings(oidcSettingsOf(opts.oidc), () => controllers.snapshot().effectiveSettings(opts.cluster?.nodeName))
   const baseUrl = () => addresses.baseUrl
-  const tokens = createSessionTokens(ca, baseUrl)
   // the controller's own CAs: what its client certificates chain to; trust anchors of certificate login and of an
   // admin's cert authenticators
   const ownCas = [pki.intermediate.certPem, pki.root.certPem]
@@ -135,6 +134,8 @@ export function bootAuth(
   })
   bus.subscribe<ControllersEvent>('controller.changed', () => tokenKeyring.invalidate())
   const tokenKeys: TokenKeys = tokenKeyring.keys
+  // service session tokens: signed and checked with the same keys (the kid a router finds in its data model)
+  const tokens = createSessionTokens(ca, baseUrl, tokenKeys)
   const oidcTokens = createOidcTokens(
     {
       ca,

@@ -14,6 +14,7 @@ import { createCtrlAddressesFeature } from '../control/ctrls/ctrl-addresses-feat
 import { clusterIndexing, localIndexing, RdmProjection } from '../control/rdm/rdm-projection.ts'
 import { firstCertDer } from '../control/rdm/rdm-entities.ts'
 import type { RdmSources, TrustedKey } from '../control/rdm/rdm-sources.ts'
+import { createSessionsFeature } from '../control/sessions/sessions-feature.ts'
 import { VERSION, BUILD_DATE, REVISION } from '../version.ts'
 import type { Actors } from './boot-actors.ts'
 import type { AuthParts } from './boot-auth.ts'
@@ -30,7 +31,7 @@ export async function bootControl(
   policy: PolicyParts,
   ctx: { bus: EventBus; clock: Clock; logger: Logger; registry: MetricsRegistry; tls: TlsCredentials },
 ): Promise<ControlPlane> {
-  const { graph, pki, clusterNode } = actors
+  const { graph, pki, clusterNode, sessions, identities } = actors
   const projection = new RdmProjection(
     rdmSources(actors, policy, ctx.clock),
     ctx.bus,
@@ -59,6 +60,9 @@ export async function bootControl(
     churnLimitMs: opts.routerChurnLimitMs,
     // what routers send beyond the handshake, and what syncing an edge router sends it, feature by feature
     features: (fctx) => [
+      // API sessions pushed to edge routers, their heartbeats, resyncs and session validation (first: the real
+      // controller syncs the sessions, then the public keys)
+      createSessionsFeature({ sessions, identities, bus: ctx.bus }, fctx),
       createRdmFeature(projection, fctx, opts.routerDataModel),
       // a cluster node tells routers every node's control endpoint (a single controller sends none)
       ...(clusterNode
@@ -72,9 +76,9 @@ export async function bootControl(
 
 /**
  * What the router data model is made of: the aggregates' snapshots, the policy index, and the keys routers trust:
- * this node's server certificate and every cluster node's (they sign OIDC tokens; routers also anchor client
- * certificates on them), the intermediate CA (it signs service-session tokens), the root CA (the anchor of every
- * certificate edgeplane issues) and the verified third-party CAs (client certificates of their identities).
+ * this node's server certificate and every cluster node's (they sign OIDC and service-session tokens; routers also
+ * anchor client certificates on them), the root CA (the anchor of every certificate edgeplane issues) and the
+ * verified third-party CAs (client certificates of their identities).
  */
 function rdmSources(actors: Actors, policy: PolicyParts, clock: Clock): RdmSources {
   const { identities, graph, ca, controllers, clusterNode, pki } = actors
@@ -92,7 +96,6 @@ function rdmSources(actors: Actors, policy: PolicyParts, clock: Clock): RdmSourc
       }
       add(ca.snapshot().pki.server.certPem, ['jwt', 'client-certs'])
       if (clusterNode) for (const c of controllers.snapshot().byId.values()) add(c.certPem, ['jwt', 'client-certs'])
-      add(pki.intermediate.certPem, ['jwt'])
       add(pki.root.certPem, ['client-certs'])
       for (const c of ca.snapshot().verifiedCas()) add(c.certPem, ['client-certs'])
       return keys

@@ -55,7 +55,7 @@ const sha1 = (der: Uint8Array) => createHash('sha1').update(der).digest('hex')
 const derOf = (pem: string) => decodePem(pem)[0]!.der
 
 describe('the public keys at an edge router\'s sync', () => {
-  it('sends a synthetic change set with the server certificate (JWTs and client certificates), the intermediate (JWTs) and the root (client certificates)', async () => {
+  it('sends a synthetic change set with the server certificate (JWTs and client certificates) and the root (client certificates)', async () => {
     const r = await enrollRouter(srv, 'rdm-keys')
     const emu = await connect(r)
     try {
@@ -68,9 +68,8 @@ describe('the public keys at an edge router\'s sync', () => {
       const server = keys.get(sha1(derOf(pki.server.certPem)))!
       expect(server.isSynthetic).toBe(true)
       expect((server.Model.value as { usages: number[] }).usages).toEqual([DataState_PublicKey_Usage.JWTValidation, DataState_PublicKey_Usage.ClientX509CertValidation])
-      expect((keys.get(sha1(derOf(pki.intermediate.certPem)))!.Model.value as { usages: number[] }).usages).toEqual([DataState_PublicKey_Usage.JWTValidation])
       expect((keys.get(sha1(derOf(pki.root.certPem)))!.Model.value as { usages: number[] }).usages).toEqual([DataState_PublicKey_Usage.ClientX509CertValidation])
-      expect(keys.size).toBe(3)
+      expect(keys.size).toBe(2)
     } finally {
       emu.close()
     }

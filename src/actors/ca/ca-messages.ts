@@ -15,9 +15,11 @@ import type { ChangeContext } from '../runtime/actor-runtime.ts'
 
 /**
  * The keys the CA signs JWTs with:
- * - `signing-ca`: the intermediate CA's key (service session tokens; no `kid`, as before)
+ * - `signing-ca`: the intermediate CA's key, no `kid` (what service session tokens were signed with before issue 30;
+ *   kept to verify those)
  * - `server`: the TLS server certificate's key, `kid` = SHA-1 of its certificate (what the real controller signs
- *   enrollment JWTs with, so an SDK can check them against the certificate the controller presents)
+ *   enrollment JWTs, OIDC tokens and service session tokens with, so an SDK can check them against the certificate
+ *   the controller presents and a router finds the key by `kid` in its data model)
  */
 export type JwtKeyName = 'signing-ca' | 'server'
 

@@ -441,6 +441,7 @@ function setAuthFailures(state: IdentityState, tx: Tx<IdentityEvent>, identityId
 function saveAuthenticator(state: IdentityState, tx: Tx<IdentityEvent>, a: Authenticator): void {
   state.putAuthenticator(a)
   tx.put('authenticators', a.id, a)
+  tx.emit({ type: 'authenticator.saved', authenticator: a })
 }
 
 /** Stores an enrollment in the state and stages its write. */

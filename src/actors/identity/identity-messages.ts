@@ -256,6 +256,8 @@ export type IdentityEvent =
   | { type: 'identity.updated'; identity: Identity; previous: Identity }
   | { type: 'identity.deleted'; identity: Identity }
   | { type: 'authenticator.deleted'; authenticator: Authenticator }
+  /** An authenticator created or changed (a certificate's fingerprint feeds the edge routers' view of its sessions). */
+  | { type: 'authenticator.saved'; authenticator: Authenticator }
   /**
    * Revocations stored (asked for, or made with an identity's disable, lockout or delete, or an authenticator's
    * delete, in the same commit): a cache of verified tokens drops what they revoke.

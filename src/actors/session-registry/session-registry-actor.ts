@@ -2,11 +2,14 @@
  * The session-registry actor: sole writer of `api-sessions`, `sessions` and `api-session-certs` (service sessions and
  * certificates go in the transaction that removes their API session). Activity marks are kept in memory and flushed
  * in batches (a timer message), so an authenticated read never costs a disk write; expiry is swept by a timer message.
+ * A session's token, when it came with `apiSession.create`, is kept beside its record and written with it on every
+ * put (the store seals it: domain/session/session-stored.ts), so it survives restarts for the edge routers.
  */
 import { ApiError } from '../../errors/api-error.ts'
 import { assertNever } from '../../lib/assert-never.ts'
 import { newCuid, newShortId } from '../../lib/ids.ts'
-import { isExpired, type ApiSession, type ApiSessionCertificate } from '../../domain/session/session-types.ts'
+import { hashToken, isExpired, type ApiSession, type ApiSessionCertificate } from '../../domain/session/session-types.ts'
+import type { ApiSessionWithToken, StoredApiSession } from '../../domain/session/session-stored.ts'
 import type { Store } from '../../store/store-env.ts'
 import { Actor, type ActorBehavior, type ActorSystemDeps, type Tx } from '../runtime/actor-runtime.ts'
 import type { ServiceSession } from '../../domain/session/service-session-types.ts'
@@ -22,16 +25,25 @@ const SWEEP_BATCH = 500
 /** A cluster node shares a session's activity at most this often (a coalesced `apiSession.touchMany` command). */
 export const SHARE_ACTIVITY_EVERY_MS = 60_000
 
-const NODE_LOCAL: ReadonlySet<SessionRegistryMsg['type']> = new Set(['apiSession.touch', 'apiSession.flushActivity'])
+const NODE_LOCAL: ReadonlySet<SessionRegistryMsg['type']> = new Set(['apiSession.touch', 'apiSession.touchBatch', 'apiSession.flushActivity'])
+
+/** What `tx.put` writes for a session: its record, with the token it keeps (sealed by the store). */
+function stored(state: SessionRegistryState, s: ApiSession): ApiSessionWithToken {
+  const token = state.routerTokenOf(s)
+  return token === undefined ? s : { ...s, token }
+}
 
 function behavior(timeoutMs: number, clustered: boolean): ActorBehavior<SessionRegistryState, SessionRegistryMsg, SessionRegistryReplies, SessionRegistryEvent> {
   const remove = (state: SessionRegistryState, s: ApiSession, reason: Extract<SessionRegistryEvent, { type: 'apiSession.deleted' }>['reason'], tx: Tx<SessionRegistryEvent>) => {
+    const token = state.routerTokenOf(s)
     state.remove(s)
     tx.remove('api-sessions', s.tokenHash)
     // service sessions and certificates die with their API session
-    for (const ss of state.serviceSessionsOf(s.id)) removeServiceSession(state, ss, tx)
+    const serviceSessions = state.serviceSessionsOf(s.id)
+    for (const ss of serviceSessions) removeServiceSession(state, ss, tx)
     for (const c of state.sessionCertificatesOf(s.id)) removeSessionCertificate(state, c, tx)
-    tx.emit({ type: 'apiSession.deleted', session: s, reason })
+    if (serviceSessions.length > 0) tx.emit({ type: 'session.deleted', sessions: serviceSessions })
+    tx.emit({ type: 'apiSession.deleted', session: s, reason, ...(token !== undefined ? { token } : {}) })
   }
   const removeServiceSession = (state: SessionRegistryState, ss: ServiceSession, tx: Tx<SessionRegistryEvent>) => {
     state.removeServiceSession(ss)
@@ -40,6 +52,19 @@ function behavior(timeoutMs: number, clustered: boolean): ActorBehavior<SessionR
   const removeSessionCertificate = (state: SessionRegistryState, c: ApiSessionCertificate, tx: Tx<SessionRegistryEvent>) => {
     state.removeSessionCertificate(c)
     tx.remove('api-session-certs', c.id)
+  }
+  const touch = (state: SessionRegistryState, tokenHash: string, at: number) => {
+    const s = state.byTokenHash.get(tokenHash)
+    if (clustered) {
+      // the record changes only through the log: the mark stays this node's until it is shared
+      if (s && at > state.activityOf(s)) state.localActivity.set(tokenHash, at)
+      return
+    }
+    if (s && at > s.lastActivityAt) {
+      // replaced, not changed in place: a record handed out never changes under its reader
+      state.put({ ...s, lastActivityAt: at })
+      state.dirty.add(s.tokenHash)
+    }
   }
   // the identity's and service's existence are not this actor's to know: a finding naming them is trusted; the API
   // session's is re-checked (a finding may be older than the latest writes)
@@ -50,7 +75,10 @@ function behavior(timeoutMs: number, clustered: boolean): ActorBehavior<SessionR
         return
       case 'session.remove': {
         const ss = state.serviceSessions.get(r.id)
-        if (ss) removeServiceSession(state, ss, tx)
+        if (ss) {
+          removeServiceSession(state, ss, tx)
+          tx.emit({ type: 'session.deleted', sessions: [ss] })
+        }
         // not loaded (its API session was gone at start): only the stored record is left
         else tx.remove('sessions', r.id)
         return
@@ -72,9 +100,11 @@ function behavior(timeoutMs: number, clustered: boolean): ActorBehavior<SessionR
     handle(state, msg, tx) {
       switch (msg.type) {
         case 'apiSession.create': {
+          if (msg.token !== undefined && hashToken(msg.token) !== msg.session.tokenHash) throw new TypeError('an API session\'s token must hash to its tokenHash')
           const s: ApiSession = { ...msg.session, mfaCompletedAt: null, id: newCuid(tx.now), createdAt: tx.now, updatedAt: tx.now, lastActivityAt: tx.now }
           state.put(s)
-          tx.put('api-sessions', s.tokenHash, s)
+          if (msg.token !== undefined) state.putToken(s.tokenHash, msg.token)
+          tx.put('api-sessions', s.tokenHash, stored(state, s))
           tx.emit({ type: 'apiSession.created', session: s })
           return { id: s.id, session: s }
         }
@@ -88,26 +118,18 @@ function behavior(timeoutMs: number, clustered: boolean): ActorBehavior<SessionR
           for (const s of state.sessionsOf(msg.identityId)) remove(state, s, msg.reason ?? 'identity-deleted', tx)
           return
         }
-        case 'apiSession.touch': {
-          const s = state.byTokenHash.get(msg.tokenHash)
-          if (clustered) {
-            // the record changes only through the log: the mark stays this node's until it is shared
-            if (s && msg.at > state.activityOf(s)) state.localActivity.set(msg.tokenHash, msg.at)
-            return
-          }
-          if (s && msg.at > s.lastActivityAt) {
-            // replaced, not changed in place: a record handed out never changes under its reader
-            state.put({ ...s, lastActivityAt: msg.at })
-            state.dirty.add(s.tokenHash)
-          }
+        case 'apiSession.touch':
+          return touch(state, msg.tokenHash, msg.at)
+        case 'apiSession.touchBatch':
+          for (const h of msg.tokenHashes) touch(state, h, msg.at)
           return
-        }
         case 'apiSession.completeMfa': {
           const s = state.byId.get(msg.id)
           if (!s) throw ApiError.unauthorized()
           const next: ApiSession = { ...s, isMfaRequired: true, isMfaComplete: true, mfaCompletedAt: tx.now, updatedAt: tx.now }
           state.put(next)
-          tx.put('api-sessions', next.tokenHash, next)
+          tx.put('api-sessions', next.tokenHash, stored(state, next))
+          tx.emit({ type: 'apiSession.mfaCompleted', session: next })
           return { session: next }
         }
         case 'apiSession.flushActivity': {
@@ -122,7 +144,7 @@ function behavior(timeoutMs: number, clustered: boolean): ActorBehavior<SessionR
           }
           for (const h of state.dirty) {
             const s = state.byTokenHash.get(h)
-            if (s) tx.put('api-sessions', h, s)
+            if (s) tx.put('api-sessions', h, stored(state, s))
           }
           state.dirty.clear()
           return { share }
@@ -133,7 +155,7 @@ function behavior(timeoutMs: number, clustered: boolean): ActorBehavior<SessionR
             if (!s || at <= s.lastActivityAt) continue
             const next: ApiSession = { ...s, lastActivityAt: at }
             state.put(next)
-            tx.put('api-sessions', h, next)
+            tx.put('api-sessions', h, stored(state, next))
             if (state.localActivity.get(h) === at) state.localActivity.delete(h)
           }
           return
@@ -165,13 +187,19 @@ function behavior(timeoutMs: number, clustered: boolean): ActorBehavior<SessionR
           const ss = state.serviceSessions.get(msg.id)
           if (!ss) throw ApiError.notFound()
           removeServiceSession(state, ss, tx)
+          tx.emit({ type: 'session.deleted', sessions: [ss] })
           return
         }
         case 'session.deleteMany': {
+          const removed: ServiceSession[] = []
           for (const id of msg.ids) {
             const ss = state.serviceSessions.get(id)
-            if (ss) removeServiceSession(state, ss, tx)
+            if (ss) {
+              removeServiceSession(state, ss, tx)
+              removed.push(ss)
+            }
           }
+          if (removed.length > 0) tx.emit({ type: 'session.deleted', sessions: removed })
           return
         }
         case 'apiSessionCert.create': {
@@ -183,12 +211,14 @@ function behavior(timeoutMs: number, clustered: boolean): ActorBehavior<SessionR
           const c: ApiSessionCertificate = { ...msg.certificate, id: newShortId(), createdAt: tx.now, updatedAt: tx.now }
           state.putSessionCertificate(c)
           tx.put('api-session-certs', c.id, c)
+          tx.emit({ type: 'apiSessionCert.created', certificate: c })
           return c
         }
         case 'apiSessionCert.delete': {
           const c = state.sessionCertificates.get(msg.id)
           if (!c || c.apiSessionId !== msg.apiSessionId) throw ApiError.notFound()
           removeSessionCertificate(state, c, tx)
+          tx.emit({ type: 'apiSessionCert.deleted', certificate: c })
           return
         }
         case 'integrity.repair':
@@ -209,12 +239,18 @@ export function startSessionRegistryActor(
   store: Store,
   deps: ActorSystemDeps,
   opts: { timeoutMs: number; sweepEveryMs: number; flushEveryMs: number; clustered?: boolean },
-): { actor: SessionRegistryActor; stopTimers: () => void } {
+): { actor: SessionRegistryActor; stopTimers: () => void; loaded: { withoutToken: number; unreadableTokens: number } } {
   const state = new SessionRegistryState()
-  // sessions stored before mfaCompletedAt existed read as null
+  let unreadableTokens = 0
+  let withoutToken = 0
   for (const { value } of store.db('api-sessions').getRange()) {
-    const s = value as ApiSession
+    // the token (opened by the store) is kept beside the record, never in it; one that did not open is dropped
+    const { token, sealedToken, ...s } = value as ApiSessionWithToken & StoredApiSession
+    if (token === undefined && sealedToken !== undefined) unreadableTokens++
+    // sessions stored before mfaCompletedAt existed read as null
     state.put(s.mfaCompletedAt === undefined ? { ...s, mfaCompletedAt: null } : s)
+    if (token !== undefined) state.putToken(s.tokenHash, token)
+    else withoutToken++
   }
   for (const { value } of store.db('sessions').getRange()) {
     const ss = value as ServiceSession
@@ -252,5 +288,7 @@ export function startSessionRegistryActor(
       clearInterval(sweep)
       clearInterval(flush)
     },
+    // sessions stored before tokens were kept, and (among them) those whose sealed token did not open
+    loaded: { withoutToken, unreadableTokens },
   }
 }

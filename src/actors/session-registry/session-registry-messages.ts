@@ -1,14 +1,24 @@
-/** Messages of the session-registry actor. Tokens never travel in messages: only their hashes. */
+/**
+ * Messages of the session-registry actor. Tokens travel in one message only: `apiSession.create` carries the new
+ * session's token, which the registry keeps (sealed at rest) for the edge routers; a cluster node's command log holds
+ * it sealed too (cluster/cluster-seal.ts). Every other message names a session by its token's hash or its id.
+ */
 import type { ChangeContext } from '../runtime/actor-runtime.ts'
 import type { ApiSession, ApiSessionCertificate } from '../../domain/session/session-types.ts'
 import type { ServiceSession } from '../../domain/session/service-session-types.ts'
 
 export type SessionRegistryMsg =
-  | { type: 'apiSession.create'; session: Omit<ApiSession, 'id' | 'createdAt' | 'updatedAt' | 'lastActivityAt' | 'mfaCompletedAt'>; change: ChangeContext }
+  /**
+   * Opens an API session. `token` is the session's token (its SHA-256 must be `session.tokenHash`): kept for the
+   * edge routers, which look SDKs up by it. Without it the session works on the REST APIs and is never pushed.
+   */
+  | { type: 'apiSession.create'; session: Omit<ApiSession, 'id' | 'createdAt' | 'updatedAt' | 'lastActivityAt' | 'mfaCompletedAt'>; token?: string; change: ChangeContext }
   | { type: 'apiSession.delete'; id: string; change: ChangeContext }
   /** Ends every API session of an identity: deleted (the default reason) or disabled. */
   | { type: 'apiSession.deleteForIdentity'; identityId: string; reason?: 'identity-deleted' | 'identity-disabled'; change: ChangeContext }
   | { type: 'apiSession.touch'; tokenHash: string; at: number }
+  /** Activity marks of many sessions at once (an edge router's heartbeat naming the tokens it holds), node-local as a touch. */
+  | { type: 'apiSession.touchBatch'; tokenHashes: readonly string[]; at: number }
   /**
    * The session answered its TOTP query (again, for a prompt): `isMfaRequired` and `isMfaComplete` become true (the
    * real controller's SetMfaPassed), `mfaCompletedAt` is now. 401 UNAUTHORIZED when the session is gone.
@@ -51,6 +61,7 @@ export interface SessionRegistryReplies {
   'apiSession.delete': void
   'apiSession.deleteForIdentity': void
   'apiSession.touch': void
+  'apiSession.touchBatch': void
   'apiSession.completeMfa': { session: ApiSession }
   'apiSession.flushActivity': { share: Array<[string, number]> }
   'apiSession.touchMany': void
@@ -63,6 +74,17 @@ export interface SessionRegistryReplies {
   'integrity.repair': number
 }
 
+/**
+ * What the registry tells the bus (control/sessions/ pushes them to edge routers). Certificate events are told for a
+ * certificate's own create and delete, not for those that go with their API session; `session.deleted` is told for
+ * every service session removed, those that go with their API session included (before its `apiSession.deleted`).
+ */
 export type SessionRegistryEvent =
   | { type: 'apiSession.created'; session: ApiSession }
-  | { type: 'apiSession.deleted'; session: ApiSession; reason: 'logout' | 'admin' | 'timeout' | 'identity-deleted' | 'identity-disabled' }
+  /** The session answered its TOTP query: fully authenticated now. */
+  | { type: 'apiSession.mfaCompleted'; session: ApiSession }
+  /** `token`: the token the registry kept for the routers (absent for a session without one); a secret, never logged. */
+  | { type: 'apiSession.deleted'; session: ApiSession; reason: 'logout' | 'admin' | 'timeout' | 'identity-deleted' | 'identity-disabled'; token?: string }
+  | { type: 'apiSessionCert.created'; certificate: ApiSessionCertificate }
+  | { type: 'apiSessionCert.deleted'; certificate: ApiSessionCertificate }
+  | { type: 'session.deleted'; sessions: readonly ServiceSession[] }

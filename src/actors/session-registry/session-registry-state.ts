@@ -1,6 +1,8 @@
 /**
- * In-memory API sessions: by token hash (authentication), by id (management), by identity (hasApiSession, cascades).
- * Others see it through `actor.snapshot()` as SessionReads; only the actor's handlers call the put/remove methods.
+ * In-memory API sessions: by token hash (authentication), by id (management), by identity (hasApiSession, cascades),
+ * and the tokens edge routers need (kept beside the records, never in them: a record handed out, mapped or logged
+ * carries no token). Others see it through `actor.snapshot()` as SessionReads; only the actor's handlers call the
+ * put/remove methods.
  */
 import type { ApiSession, ApiSessionCertificate } from '../../domain/session/session-types.ts'
 import type { ServiceSession } from '../../domain/session/service-session-types.ts'
@@ -10,6 +12,8 @@ export class SessionRegistryState implements SessionReads {
   readonly byTokenHash = new Map<string, ApiSession>()
   readonly byId = new Map<string, ApiSession>()
   private readonly byIdentity = new Map<string, Set<string>>()
+  /** Tokens by token hash, for the sessions that have one kept (session-stored.ts). */
+  private readonly tokens = new Map<string, string>()
   /** Sessions whose lastActivityAt moved since the last flush to LMDB. */
   readonly dirty = new Set<string>()
   /**
@@ -34,7 +38,17 @@ export class SessionRegistryState implements SessionReads {
     set.add(s.id)
   }
 
+  /** Keeps the token of a session (its hash is the session's `tokenHash`). */
+  putToken(tokenHash: string, token: string): void {
+    this.tokens.set(tokenHash, token)
+  }
+
+  routerTokenOf(s: Pick<ApiSession, 'tokenHash'>): string | undefined {
+    return this.tokens.get(s.tokenHash)
+  }
+
   remove(s: ApiSession): void {
+    this.tokens.delete(s.tokenHash)
     this.byTokenHash.delete(s.tokenHash)
     this.byId.delete(s.id)
     this.dirty.delete(s.tokenHash)

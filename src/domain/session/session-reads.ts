@@ -21,6 +21,11 @@ export interface SessionReads {
    * with the cluster (a cluster node shares its marks at most once a minute per session).
    */
   activityOf(s: ApiSession): number
+  /**
+   * The token of a session as edge routers hold it (the control plane's pushes); undefined for a session stored
+   * before tokens were kept. A secret: never logged, never answered on an API.
+   */
+  routerTokenOf(s: Pick<ApiSession, 'tokenHash'>): string | undefined
   /** Whether the identity has at least one API session. */
   hasSession(identityId: string): boolean
   /** The service sessions of one API session. */

@@ -1,5 +1,6 @@
 /**
- * API sessions as stored: keyed by the SHA-256 of their token; the token itself is never stored.
+ * API sessions: keyed by the SHA-256 of their token. The record never holds the token; the session registry keeps it
+ * beside the record for the edge routers, sealed at rest (session-stored.ts).
  * @see edge-api management.yml apiSessionDetail, currentApiSessionDetail
  */
 import type { DeepReadonly } from '../../lib/deep-readonly.ts'

@@ -222,6 +222,8 @@ export async function openApiSession(
       isCertExtendable: primary.isCertExtendable ?? false,
       tags: {},
     },
+    // kept for the edge routers, which look the SDK's hello up by it (sealed at rest, and in a cluster's log)
+    token,
     change: by,
   })
   await recordClientInfo(deps, identity, input, by)

@@ -1,11 +1,21 @@
 /**
- * Service session tokens: JWTs the CA actor signs with the controller's intermediate CA key, carrying the claims SDKs
- * and routers read (the service as `sub`, the session id as `jti`, the API session and identity, the session type).
- * Signing goes through the CA's mailbox; verifying uses the public key the CA shows, without queueing.
+ * Service session tokens: JWTs the CA actor signs, carrying exactly the claims an edge router reads
+ * (ziti router/state/token.go NewServiceSessionToken, common/oidc_tokens.go ServiceAccessClaims): the service as
+ * `sub`, the session id as `jti`, the API session the router holds as `z_asid`, the identity as `z_iid`, `z_t` "s",
+ * the session type as `z_st`, `z_leg` for a session of a zt-session sign-in, `aud` ["openziti"].
+ * - signed with the server certificate's key, its `kid` = SHA-1 hex of the certificate's DER: the key a router finds
+ *   among the public keys of its data model (router/state/manager.go pubKeyLookup: usage JWTValidation, that kid), as
+ *   the real controller signs them (GetRootTlsJwtSigner); on a cluster node, that node's certificate
+ * - verified by `kid` against the signing certificates (this node's, every member's in a cluster); a token without a
+ *   `kid` was signed by an edgeplane before this one with the intermediate CA's key, and is verified with that key
+ *   (no router accepts it: a session asked for again gets a token signed anew, session-routes.ts)
+ * Signing goes through the CA's mailbox; verifying uses the public keys the CA shows, without queueing.
  */
-import { jwtVerify, type JWTPayload } from 'jose'
+import { decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose'
 import type { PolicyType } from '../../domain/policy/policy-types.ts'
 import type { CaActor } from '../../actors/ca/ca-actor.ts'
+import type { JwtVerifier } from '../../actors/ca/ca-state.ts'
+import type { TokenKeys } from '../oidc/oidc-tokens.ts'
 
 export interface SessionTokenClaims {
   sessionId: string
@@ -25,27 +35,42 @@ export interface SessionTokens {
 
 const YEAR_S = 365 * 24 * 3600
 
-export function createSessionTokens(ca: CaActor, issuer: () => string): SessionTokens {
-  const verifier = ca.snapshot().jwtVerifiers['signing-ca']
+/** The claims of a service session token as a router reads them (the names of ServiceAccessClaims' JSON). */
+export function serviceAccessClaims(c: SessionTokenClaims, issuer: string, now: number): Record<string, unknown> {
+  const iat = Math.floor(now / 1000)
+  return {
+    z_asid: c.apiSessionId,
+    z_iid: c.identityId,
+    z_t: 's',
+    z_st: c.type,
+    z_leg: c.legacy ?? true,
+    iss: issuer,
+    sub: c.serviceId,
+    aud: ['openziti'],
+    iat,
+    exp: iat + YEAR_S,
+    jti: c.sessionId,
+  }
+}
+
+export function createSessionTokens(ca: CaActor, issuer: () => string, keys: TokenKeys): SessionTokens {
+  const legacyVerifier = ca.snapshot().jwtVerifiers['signing-ca']
+  const verifierOf = (token: string): JwtVerifier | undefined => {
+    let kid: string | undefined
+    try {
+      kid = decodeProtectedHeader(token).kid
+    } catch {
+      return undefined
+    }
+    return kid === undefined ? legacyVerifier : keys().get(kid)
+  }
   return {
     sign(c, now) {
-      const iat = Math.floor(now / 1000)
-      const claims = {
-        z_asid: c.apiSessionId,
-        z_iid: c.identityId,
-        z_t: 's',
-        z_st: c.type,
-        z_leg: c.legacy ?? true,
-        iss: issuer(),
-        sub: c.serviceId,
-        aud: ['openziti'],
-        iat,
-        exp: iat + YEAR_S,
-        jti: c.sessionId,
-      }
-      return ca.ask({ type: 'ca.signJwt', key: 'signing-ca', claims })
+      return ca.ask({ type: 'ca.signJwt', key: 'server', claims: serviceAccessClaims(c, issuer(), now) })
     },
     async verify(token, now) {
+      const verifier = verifierOf(token)
+      if (!verifier) return undefined
       let payload: JWTPayload
       try {
         ;({ payload } = await jwtVerify(token, verifier.publicKey, { audience: 'openziti', algorithms: [verifier.alg], currentDate: new Date(now) }))

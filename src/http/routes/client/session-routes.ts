@@ -136,12 +136,16 @@ export function sessionRoutes(deps: SessionRouteDeps): RouteDef[] {
           const transient = { id, token, apiSessionId: ctx.auth.session.id, identityId, serviceId, type, tags: ctx.body.tags ?? {}, createdAt: now, updatedAt: now }
           return json(201, { data: view(transient), meta: {} })
         }
-        const { session } = await deps.sessions.ask({
+        const { session, existing } = await deps.sessions.ask({
           type: 'session.create',
           session: { id, token, apiSessionId: ctx.auth.session.id, identityId, serviceId, type, tags: ctx.body.tags ?? {} },
           change: changeOf(ctx),
         })
-        return json(201, { data: view(session), meta: {} })
+        if (!existing) return json(201, { data: view(session), meta: {} })
+        // the session this API session already has for the service and type: its token is signed anew, as the real
+        // controller signs one per request (a stored one may be of a key routers no longer know)
+        const again = await deps.tokens.sign({ sessionId: session.id, apiSessionId: session.apiSessionId, identityId, serviceId, type, legacy }, now)
+        return json(201, { data: view({ ...session, token: again }), meta: {} })
       },
     }),
     ...readRoutes('client', true),
