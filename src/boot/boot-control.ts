@@ -7,6 +7,10 @@ import type { Logger } from '../lib/logger.ts'
 import type { MetricsRegistry } from '../lib/metrics.ts'
 import type { EventBus } from '../actors/runtime/event-bus.ts'
 import { startControlPlane, type ControlPlane } from '../control/control-module.ts'
+import { createTerminatorsFeature } from '../control/terminators/terminators-feature.ts'
+import type { WriteGate } from '../control/terminators/terminator-context.ts'
+import { createRouterSessionCheck } from '../flows/routers/router-session-check.ts'
+import type { PolicyReads } from '../domain/policy/policy-reads.ts'
 import { VERSION, BUILD_DATE, REVISION } from '../version.ts'
 import type { Actors } from './boot-actors.ts'
 import type { AuthParts } from './boot-auth.ts'
@@ -19,9 +23,31 @@ export async function bootControl(
   opts: ServerOptions,
   actors: Actors,
   auth: AuthParts,
-  ctx: { bus: EventBus; clock: Clock; logger: Logger; registry: MetricsRegistry; tls: TlsCredentials },
+  ctx: {
+    bus: EventBus
+    clock: Clock
+    logger: Logger
+    registry: MetricsRegistry
+    tls: TlsCredentials
+    /** The policy index (which edge routers an identity may use for a service). */
+    policy: Pick<PolicyReads, 'routersFor'>
+    /** The bounded queue of model writes the APIs share (the real controller's command rate limiter). */
+    writeQueue: WriteGate
+    /** How long an API session lives without activity. */
+    timeoutMs: number
+  },
 ): Promise<ControlPlane> {
   const { graph, pki } = actors
+  // the controller's id: a cluster node's name (routers know the nodes by it), else the server certificate's name
+  const controllerId = opts.cluster?.nodeName ?? pki.server.view.subjectCn
+  const checkSession = createRouterSessionCheck({
+    sessions: actors.sessions,
+    identities: actors.identities,
+    serviceTokens: auth.tokens,
+    accessTokens: auth.oidcSettings.enabled ? auth.oidcTokens : undefined,
+    timeoutMs: ctx.timeoutMs,
+    now: () => ctx.clock.now(),
+  })
   return startControlPlane({
     routers: { get: (id) => graph.snapshot().routers.get(id) },
     bus: ctx.bus,
@@ -30,13 +56,27 @@ export async function bootControl(
     logger: ctx.logger,
     metrics: ctx.registry,
     // the real controller sends its identity's name; a cluster node is known to routers by its node name
-    controllerId: opts.cluster?.nodeName ?? pki.server.view.subjectCn,
+    controllerId,
     version: { version: VERSION, revision: REVISION, buildDate: BUILD_DATE },
     listen: opts.ctrlListen ? { ...opts.ctrlListen, tls: ctx.tls } : undefined,
     limits: opts.controlLimits,
     heartbeat: opts.controlHeartbeat,
     churnLimitMs: opts.routerChurnLimitMs,
     // what routers send beyond the handshake, and what syncing an edge router sends it, feature by feature
-    features: () => [],
+    features: (fc) => [
+      createTerminatorsFeature(
+        {
+          graph,
+          bus: ctx.bus,
+          policy: ctx.policy,
+          checkSession,
+          writes: ctx.writeQueue,
+          controllerId,
+          isClusterMember: actors.clusterNode ? (name) => actors.controllers.snapshot().byId.has(name) : undefined,
+          validateEveryMs: opts.terminatorValidateEveryMs,
+        },
+        fc,
+      ),
+    ],
   })
 }

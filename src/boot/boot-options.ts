@@ -92,6 +92,8 @@ export interface ServerOptions {
   controlHeartbeat?: Partial<HeartbeatOptions>
   /** How young a router's connection must be for a new one of the same router to be refused (default 1 minute). */
   routerChurnLimitMs?: number
+  /** How often terminators are validated with their routers when nothing else wakes the loop (default 30 s; tests). */
+  terminatorValidateEveryMs?: number
 }
 
 export interface RunningServer {

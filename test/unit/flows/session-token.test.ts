@@ -38,7 +38,13 @@ describe('service session tokens', () => {
       z_asid: 'as-1', z_iid: 'i-1', z_t: 's', z_st: 'Dial', z_leg: true,
       iss: 'https://ctrl.test:1280', sub: 'svc-1', aud: ['openziti'], iat, exp: iat + 365 * 24 * 3600, jti: 's-1',
     })
-    expect(await tokens.verify(token, clock.now())).toEqual(claims)
+    expect(await tokens.verify(token, clock.now())).toEqual({ ...claims, legacy: true, iat })
+  })
+
+  it('tells a stored session\'s token (z_leg true) from an OIDC sign-in\'s (false)', async () => {
+    const tokens = createSessionTokens(ca, () => 'https://ctrl.test:1280')
+    const token = await tokens.sign({ ...claims, legacy: false }, clock.now())
+    expect((await tokens.verify(token, clock.now()))?.legacy).toBe(false)
   })
 
   it('rejects a tampered, expired or foreign token', async () => {
