@@ -116,6 +116,10 @@ describe('CreateTerminatorV2Request', () => {
     }
 
     it('a blank id: invalid terminator, not retriable', () => refused(bindRequest(sdk, ''), 8, 3))
+    it('an id longer than 512 bytes, or peer data over 64 KiB: invalid terminator, not retriable', async () => {
+      await refused(bindRequest(sdk, 'x'.repeat(2_000)), 8, 3)
+      await refused(bindRequest(sdk, 'tc-big', { peerData: { 1003: new Uint8Array(70_000) } }), 8, 3)
+    })
     it('an unknown API session: invalid api session, start over', () => refused({ ...bindRequest(sdk, 'tc-r1'), apiSessionToken: 'no-such-token' }, 2, 2))
     it('a service session token that is not ours: invalid session, start over', () => refused({ ...bindRequest(sdk, 'tc-r2'), sessionToken: 'eyJhbGciOiJub25lIn0.e30.' }, 3, 2))
     it('a cost above 65535: invalid cost, not retriable', () => refused(bindRequest(sdk, 'tc-r3', { cost: 65_536 }), 10, 3))

@@ -7,7 +7,7 @@
 import { ApiError } from '../../errors/api-error.ts'
 import { newShortId } from '../../lib/ids.ts'
 import { decideCost, decideNotSystem, decidePrecedence, decideRequired } from '../../domain/policy/graph-decide.ts'
-import { conflictOf, ownedTerminator, withCostAndPrecedence } from '../../domain/policy/graph-decide-terminators.ts'
+import { conflictOf, oversizedField, ownedTerminator, TERMINATOR_LIMITS, withCostAndPrecedence } from '../../domain/policy/graph-decide-terminators.ts'
 import type { Precedence, Terminator } from '../../domain/policy/policy-types.ts'
 import type { RouterTerminatorInput, TerminatorEstablished, TerminatorFields, TerminatorRouterUpdated } from './policy-graph-messages.ts'
 import { pick, type GraphCtx } from './policy-graph-policies.ts'
@@ -52,6 +52,13 @@ export function deleteTerminator(ctx: GraphCtx, id: string): void {
 /** A router's terminator: created, found the same (cost and precedence taken from the request), or a conflict. */
 export function establishTerminator(ctx: GraphCtx, input: RouterTerminatorInput): TerminatorEstablished {
   const s = ctx.state
+  // the id becomes a store key: one past LMDB's limit would fail the commit (fail-stop), so it is refused here too
+  const oversized = oversizedField({
+    id: input.id, address: input.address, binding: input.binding, instanceId: input.identity,
+    instanceSecretBytes: input.identitySecret === null ? 0 : Buffer.from(input.identitySecret, 'base64').length,
+    peerDataBytes: Object.values(input.peerData).reduce((n, v) => n + 4 + Buffer.from(v, 'base64').length, 0),
+  })
+  if (oversized) throw ApiError.invalidField(oversized, `${oversized} is larger than ${TERMINATOR_LIMITS[oversized]} bytes`)
   const prev = input.id === '' ? undefined : s.terminators.get(input.id)
   if (prev) {
     const conflict = conflictOf(prev, input)

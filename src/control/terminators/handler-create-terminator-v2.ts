@@ -2,7 +2,7 @@
  * CreateTerminatorV2Request (20216): an SDK's Bind, relayed by its edge router, becomes a system terminator whose id
  * and address are the address the router chose. Checks, in the real controller's order: the router is still known
  * (else its channel is closed, no answer); the id is not blank; the SDK's tokens name a Bind session
- * (flows/routers/router-session-check.ts); an edge router policy and a service edge router policy let its identity
+ * (flows/routers/router-session-check.ts), after the id and the rest are found small enough to keep (TERMINATOR_LIMITS); an edge router policy and a service edge router policy let its identity
  * use this router for the service; the service exists; the cost is at most 65535. A terminator with that id already
  * there must be the same one (binding, service, router, identity), and then only its cost and precedence follow the
  * request (a router asks again after every reconnect). The answer, CreateTerminatorV2Response (20217), is a reply.
@@ -13,11 +13,11 @@ import { decodeBody } from '../control-messages.ts'
 import { assertNever } from '../../lib/assert-never.ts'
 import type { ControlHandler } from '../channel/control-channel.ts'
 import type { ConnectedRouter } from '../control-routers.ts'
-import { conflictOf, EDGE_BINDING, MAX_TERMINATOR_COST } from '../../domain/policy/graph-decide-terminators.ts'
+import { conflictOf, EDGE_BINDING, MAX_TERMINATOR_COST, oversizedField, TERMINATOR_LIMITS } from '../../domain/policy/graph-decide-terminators.ts'
 import { RouterRequestErrors as E } from '../../domain/router/router-request-errors.ts'
 import { controlChange, isCurrent, type TerminatorContext } from './terminator-context.ts'
 import { terminatorSenders } from './terminator-senders.ts'
-import { peerDataRecord, precedenceOfCreate, secretRecord } from './terminator-wire.ts'
+import { peerDataBytes, peerDataRecord, precedenceOfCreate, secretRecord } from './terminator-wire.ts'
 
 export function createTerminatorV2Handler(router: ConnectedRouter, ctx: TerminatorContext): ControlHandler {
   const send = terminatorSenders(router.channel)
@@ -28,6 +28,8 @@ export function createTerminatorV2Handler(router: ConnectedRouter, ctx: Terminat
     try {
       if (!isCurrent(ctx, router)) return
       if (id === '') return void send.createTerminatorResponse(frame, id, E.invalidTerminator('provided terminator id is blank'))
+      const oversized = oversizedField({ id, address: id, binding: EDGE_BINDING, instanceId: req.instanceId, instanceSecretBytes: req.instanceSecret.length, peerDataBytes: peerDataBytes(req.peerData) })
+      if (oversized) return void send.createTerminatorResponse(frame, id, E.invalidTerminator(`the terminator's ${oversized} is larger than ${TERMINATOR_LIMITS[oversized]} bytes`))
       const checked = await ctx.checkSession({ sessionToken: req.sessionToken, apiSessionToken: req.apiSessionToken }, 'Bind')
       if (!checked.ok) return void send.createTerminatorResponse(frame, id, checked.error)
       const { identityId, serviceId } = checked.session

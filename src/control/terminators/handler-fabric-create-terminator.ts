@@ -2,17 +2,18 @@
  * CreateTerminatorRequest (1011): a router hosts a service itself (a fabric binding such as `transport`); the
  * terminator is an ordinary one (not system), its id made by the controller. Answered with a Result: success with
  * the new id as its text, or failure with the reason (a cost above 65535, an unknown service, a busy write queue).
- * An empty binding is `udp` for a `udp:` address and `transport` otherwise, as the real terminator manager sets it.
+ * An empty binding is `udp` for a `udp:` address and `transport` otherwise, as the real terminator manager sets it;
+ * fields larger than TERMINATOR_LIMITS are refused.
  * @see router-control-plane.md §4.3; ziti controller/handler_ctrl/create_terminator.go, model/terminator_manager.go
  */
 import { CreateTerminatorRequestSchema } from '../pb/ctrl_pb.ts'
 import { decodeBody } from '../control-messages.ts'
 import type { ControlHandler } from '../channel/control-channel.ts'
 import type { ConnectedRouter } from '../control-routers.ts'
-import { MAX_TERMINATOR_COST } from '../../domain/policy/graph-decide-terminators.ts'
+import { MAX_TERMINATOR_COST, oversizedField, TERMINATOR_LIMITS } from '../../domain/policy/graph-decide-terminators.ts'
 import { controlChange, isCurrent, type TerminatorContext } from './terminator-context.ts'
 import { terminatorSenders } from './terminator-senders.ts'
-import { peerDataRecord, precedenceOfCreate, secretRecord } from './terminator-wire.ts'
+import { peerDataBytes, peerDataRecord, precedenceOfCreate, secretRecord } from './terminator-wire.ts'
 
 export function fabricCreateTerminatorHandler(router: ConnectedRouter, ctx: TerminatorContext): ControlHandler {
   const send = terminatorSenders(router.channel)
@@ -23,6 +24,8 @@ export function fabricCreateTerminatorHandler(router: ConnectedRouter, ctx: Term
       if (!isCurrent(ctx, router)) return
       if (req.cost > MAX_TERMINATOR_COST) return send.result(frame, false, `invalid cost ${req.cost}. cost must be between 0 and ${MAX_TERMINATOR_COST} inclusive`)
       const binding = req.binding !== '' ? req.binding : req.address.startsWith('udp:') ? 'udp' : 'transport'
+      const oversized = oversizedField({ id: '', address: req.address, binding, instanceId: req.instanceId, instanceSecretBytes: req.instanceSecret.length, peerDataBytes: peerDataBytes(req.peerData) })
+      if (oversized) return send.result(frame, false, `the terminator's ${oversized} is larger than ${TERMINATOR_LIMITS[oversized]} bytes`)
       const written = await ctx.write(() =>
         ctx.graph.ask({
           type: 'terminator.establish',

@@ -31,3 +31,10 @@ export function peerDataRecord(wire: Readonly<Record<number, Uint8Array>>): Reco
 export function secretRecord(bytes: Uint8Array): string | null {
   return bytes.length === 0 ? null : Buffer.from(bytes).toString('base64')
 }
+
+/** The bytes of peer data as TERMINATOR_LIMITS counts them: each value's, plus 4 per key. */
+export function peerDataBytes(wire: Readonly<Record<number, Uint8Array>>): number {
+  let n = 0
+  for (const v of Object.values(wire)) n += 4 + v.length
+  return n
+}

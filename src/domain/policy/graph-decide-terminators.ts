@@ -6,6 +6,9 @@
  *   after every reconnect, so asking twice must change nothing else)
  * - a router may change or remove only terminators on itself; an edge router only those of binding `edge`
  * - costs are 0..65535 (a request above is refused, never clamped)
+ * - a router's terminator stays small (TERMINATOR_LIMITS): its id is a key of the store (LMDB takes keys of at most
+ *   988 bytes here; a longer one would fail the commit, which stops the process), and its other fields are kept and
+ *   replicated with it (the real controller has no such limits: router ids are UUIDs, peer data a public key)
  * @see ziti controller/handler_edge_ctrl/common.go validateExistingTerminator, verifyTerminator;
  *   controller/handler_ctrl/base.go filterOwnedTerminators
  */
@@ -55,13 +58,16 @@ export function ownedTerminator(t: Terminator | undefined, routerId: string, bin
   return { ok: true, terminator: t }
 }
 
-/** The ids of a removal a router may make: its own, and ids not present (a create may still be on its way). */
+/**
+ * The ids of a removal a router may make: its own, and ids not present (a create may still be on its way); ids no
+ * terminator can have and repeated ones are dropped.
+ */
 export function removableIds(ids: Iterable<string>, routerId: string, lookup: (id: string) => Pick<Terminator, 'routerId'> | undefined): { kept: string[]; rejected: number } {
   const kept: string[] = []
   const seen = new Set<string>()
   let rejected = 0
   for (const id of ids) {
-    if (seen.has(id)) continue
+    if (seen.has(id) || !isTerminatorId(id)) continue
     seen.add(id)
     const t = lookup(id)
     if (t && t.routerId !== routerId) rejected++
@@ -75,4 +81,35 @@ export function withCostAndPrecedence(t: Terminator, change: { cost?: number; pr
   const cost = change.cost ?? t.cost
   const precedence = change.precedence ?? t.precedence
   return { cost, precedence, changed: cost !== t.cost || precedence !== t.precedence }
+}
+
+/** The sizes a router's terminator may have, in bytes (UTF-8 for text). */
+export const TERMINATOR_LIMITS = { id: 512, address: 4_096, binding: 256, instanceId: 4_096, instanceSecret: 4_096, peerData: 64 * 1024 } as const
+
+/** What of a router's terminator request is kept: its text fields and its bytes. */
+export interface TerminatorSizes {
+  id: string
+  address: string
+  binding: string
+  instanceId: string
+  instanceSecretBytes: number
+  /** Peer data values' bytes plus 4 per key. */
+  peerDataBytes: number
+}
+
+/** The first field of a router's terminator larger than TERMINATOR_LIMITS allows; undefined when none is. */
+export function oversizedField(t: TerminatorSizes): keyof typeof TERMINATOR_LIMITS | undefined {
+  const L = TERMINATOR_LIMITS
+  if (Buffer.byteLength(t.id) > L.id) return 'id'
+  if (Buffer.byteLength(t.address) > L.address) return 'address'
+  if (Buffer.byteLength(t.binding) > L.binding) return 'binding'
+  if (Buffer.byteLength(t.instanceId) > L.instanceId) return 'instanceId'
+  if (t.instanceSecretBytes > L.instanceSecret) return 'instanceSecret'
+  if (t.peerDataBytes > L.peerData) return 'peerData'
+  return undefined
+}
+
+/** Whether a string can be a terminator id at all (a removal's other ids cannot name one, and are dropped). */
+export function isTerminatorId(id: string): boolean {
+  return id !== '' && Buffer.byteLength(id) <= TERMINATOR_LIMITS.id
 }

@@ -4,7 +4,7 @@
 // constraint of controller/storage/boltz and the system-context delete of controller/db/terminator_store.go).
 import { afterEach, beforeEach, describe, expect, it } from 'bun:test'
 import type { RouterTerminatorInput } from '../../../src/actors/policy-graph/policy-graph-messages.ts'
-import { expectCode, mkRouter, mkService, openGraph, type GraphHarness } from './policy-graph-support.ts'
+import { expectCode, expectInvalid, mkRouter, mkService, openGraph, type GraphHarness } from './policy-graph-support.ts'
 
 let h: GraphHarness
 let s: string
@@ -69,6 +69,14 @@ describe('terminator.establish', () => {
     const id = (out as { id: string }).id
     expect(id).not.toBe('')
     expect(h.actor.snapshot().terminators.get(id)).toMatchObject({ address: 'tcp:db:5432', binding: 'transport', isSystem: false })
+  })
+
+  it('case=refuses an id longer than 512 bytes (a store key) and oversized fields, writing nothing', async () => {
+    await expectInvalid(h.ask({ type: 'terminator.establish', input: edge({ id: 'x'.repeat(513), address: 'x'.repeat(513) }) }), 'id')
+    await expectInvalid(h.ask({ type: 'terminator.establish', input: edge({ identity: 'i'.repeat(4_097) }) }), 'instanceId')
+    await expectInvalid(h.ask({ type: 'terminator.establish', input: edge({ peerData: { '1': Buffer.alloc(70_000).toString('base64') } }) }), 'peerData')
+    expect(h.actor.snapshot().terminators.size).toBe(0)
+    expect(await h.ask({ type: 'terminator.establish', input: edge({ id: 'x'.repeat(512), address: 'x'.repeat(512) }) })).toMatchObject({ outcome: 'created' })
   })
 
   it('case=survives a restart with every field', async () => {

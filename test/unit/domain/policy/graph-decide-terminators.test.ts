@@ -2,7 +2,7 @@
 // controller/handler_edge_ctrl/common.go validateExistingTerminator, verifyTerminator; handler_ctrl/base.go
 // filterOwnedTerminators).
 import { describe, expect, it } from 'bun:test'
-import { conflictOf, isTerminatorCost, MAX_TERMINATOR_COST, ownedTerminator, removableIds, withCostAndPrecedence } from '../../../../src/domain/policy/graph-decide-terminators.ts'
+import { conflictOf, isTerminatorCost, isTerminatorId, MAX_TERMINATOR_COST, oversizedField, ownedTerminator, removableIds, TERMINATOR_LIMITS, withCostAndPrecedence } from '../../../../src/domain/policy/graph-decide-terminators.ts'
 import type { Terminator } from '../../../../src/domain/policy/policy-types.ts'
 
 const t = (over: Partial<Terminator> = {}): Terminator => ({
@@ -42,9 +42,25 @@ describe('ownedTerminator', () => {
 })
 
 describe('removableIds', () => {
-  it('keeps the router\'s own and absent ids (a create may be on its way), drops others\' and duplicates', () => {
+  it('keeps the router\'s own and absent ids (a create may be on its way), drops others\', duplicates and impossible ids', () => {
     const known = new Map([['mine', { routerId: 'r' }], ['theirs', { routerId: 'x' }]])
-    expect(removableIds(['mine', 'absent', 'theirs', 'mine', 'absent'], 'r', (id) => known.get(id))).toEqual({ kept: ['mine', 'absent'], rejected: 1 })
+    expect(removableIds(['mine', 'absent', 'theirs', 'mine', 'absent', '', 'y'.repeat(513)], 'r', (id) => known.get(id))).toEqual({ kept: ['mine', 'absent'], rejected: 1 })
+  })
+})
+
+describe('oversizedField and isTerminatorId', () => {
+  const ok = { id: 'i'.repeat(TERMINATOR_LIMITS.id), address: 'a', binding: 'edge', instanceId: '', instanceSecretBytes: 0, peerDataBytes: TERMINATOR_LIMITS.peerData }
+  it('takes fields at their limit, names the first over it (bytes of UTF-8)', () => {
+    expect(oversizedField(ok)).toBeUndefined()
+    expect(oversizedField({ ...ok, id: 'é'.repeat(257) })).toBe('id')
+    expect(oversizedField({ ...ok, address: 'a'.repeat(4_097) })).toBe('address')
+    expect(oversizedField({ ...ok, binding: 'b'.repeat(257) })).toBe('binding')
+    expect(oversizedField({ ...ok, instanceId: 'n'.repeat(4_097) })).toBe('instanceId')
+    expect(oversizedField({ ...ok, instanceSecretBytes: 4_097 })).toBe('instanceSecret')
+    expect(oversizedField({ ...ok, peerDataBytes: TERMINATOR_LIMITS.peerData + 1 })).toBe('peerData')
+  })
+  it('an id is 1..512 bytes', () => {
+    expect([isTerminatorId(''), isTerminatorId('x'), isTerminatorId('x'.repeat(512)), isTerminatorId('x'.repeat(513))]).toEqual([false, true, true, false])
   })
 })
 
