@@ -32,6 +32,19 @@ const body = <D extends DescMessage>(schema: D, init: MessageInitShape<D>) => to
 export const replyTo = (router: RouterEmulator, seq: number, what = 'the reply', timeoutMs = 5_000) =>
   router.waitFor((f) => replyForOf(f) === seq, timeoutMs, what)
 
+/**
+ * Waits for the reply to `seq` by polling `received` from where it last looked (for floods: the emulator's waitFor
+ * looks through every frame received on every frame that arrives).
+ */
+export async function pollReply(router: RouterEmulator, seq: number, timeoutMs = 60_000, what = 'the reply'): Promise<Frame> {
+  const deadline = performance.now() + timeoutMs
+  for (let seen = 0; ; await Bun.sleep(10)) {
+    for (; seen < router.received.length; seen++) if (replyForOf(router.received[seen]!) === seq) return router.received[seen]!
+    if (router.isClosed) throw new Error(`closed while waiting for ${what}`)
+    if (performance.now() > deadline) throw new Error(`${what} did not come within ${timeoutMs} ms`)
+  }
+}
+
 /** A Result as a router reads it: success, text, and header 10 (the rate-limited error code). */
 export function resultOf(f: Frame): { success: boolean; text: string; errorCode: number | undefined } {
   if (f.contentType !== ChannelContentType.Result) throw new Error(`expected a Result, got content type ${f.contentType}`)

@@ -44,8 +44,12 @@ export interface TerminatorContext {
 
 export type WriteOutcome<T> = { ok: true; value: T } | { ok: false; busy: boolean; message: string }
 
-/** Requests one router may have in progress at once; more are answered busy (a flood cannot pile up). */
-export const ROUTER_REQUEST_SLOTS = 64
+/**
+ * Requests one router connection may have in progress at once; more are answered busy (FailedBusy, the busy Result,
+ * an edge error with the TooBusy hint; a health event is dropped), so a flood cannot pile up. What a request in
+ * progress holds is bounded (its tokens by the session check, its terminator by TERMINATOR_LIMITS).
+ */
+export const ROUTER_REQUEST_SLOTS = 256
 
 /** A write through the write queue: busy when it is full or the cluster has no leader. */
 export async function gatedWrite<T>(gate: WriteGate, fn: () => Promise<T>): Promise<WriteOutcome<T>> {

@@ -13,7 +13,8 @@
  *   its session (`jti`) must be stored (invalid session). A service token that is not a JWT is no session of ours
  *   (invalid session);
  * - then the session must be of the wanted type (incorrect session type).
- * The tokens are never logged.
+ * A token longer than 64 KiB is no token of ours (invalid api session or invalid session, unread; edgeplane's bound,
+ * the real controller has none). The tokens are never logged.
  */
 import type { PolicyType } from '../../domain/policy/policy-types.ts'
 import type { IdentityReads } from '../../domain/identity/identity-reads.ts'
@@ -46,6 +47,9 @@ export interface RouterSessionDeps {
   timeoutMs: number
   now(): number
 }
+
+/** The longest token read (session JWTs are a few KiB). */
+export const MAX_TOKEN_CHARS = 64 * 1024
 
 /** The JWT prefix the real controller tells OIDC tokens by (base64url of `{"`). */
 const JWT_PREFIX = 'ey'
@@ -99,6 +103,8 @@ export function createRouterSessionCheck(deps: RouterSessionDeps): RouterSession
   }
 
   return async ({ sessionToken, apiSessionToken }, type) => {
+    if (apiSessionToken.length > MAX_TOKEN_CHARS) return refuse(RouterRequestErrors.invalidApiSession())
+    if (sessionToken.length > MAX_TOKEN_CHARS) return refuse(RouterRequestErrors.invalidSession())
     const outcome = apiSessionToken.startsWith(JWT_PREFIX) ? await fromOidc(sessionToken, apiSessionToken) : await fromStore(sessionToken, apiSessionToken)
     return outcome.ok ? typed(outcome.session, type) : outcome
   }

@@ -93,6 +93,13 @@ describe('legacy (stored) sessions', () => {
     expect(await check()({ sessionToken: token, apiSessionToken: 'zt-api-token' }, 'Bind')).toEqual(refusal(EDGE_ERROR.Internal, RETRY_HINT.Default))
   })
 
+  it('refuses tokens longer than 64 KiB unread: invalid api session, invalid session', async () => {
+    const token = await storedSession('s-1')
+    const c = check()
+    expect(await c({ sessionToken: token, apiSessionToken: 'x'.repeat(64 * 1024 + 1) }, 'Bind')).toEqual(refusal(EDGE_ERROR.InvalidApiSession, RETRY_HINT.StartOver))
+    expect(await c({ sessionToken: `ey${'x'.repeat(64 * 1024)}`, apiSessionToken: 'zt-api-token' }, 'Bind')).toEqual(refusal(EDGE_ERROR.InvalidSession, RETRY_HINT.StartOver))
+  })
+
   it('refuses a Dial session where a Bind one is wanted: incorrect session type', async () => {
     const token = await storedSession('s-dial', 'Dial')
     expect(await check()({ sessionToken: token, apiSessionToken: 'zt-api-token' }, 'Bind')).toEqual(refusal(EDGE_ERROR.WrongSessionType, RETRY_HINT.StartOver))
