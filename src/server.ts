@@ -74,7 +74,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   }
   const ops = bootOps(store, actors, policy, { clock, snapshotDir: opts.snapshotDir })
   const tls = await ca.ask({ type: 'ca.tlsCredentials' })
-  const control = await bootControl(opts, actors, auth, policy, { bus, clock, logger, registry, tls })
+  const control = await bootControl(opts, actors, auth, policy, { bus, clock, logger, registry, tls, writeQueue: parts.writeQueue, timeoutMs })
   phases.end('control plane')
   const routes = bootRoutes(actors, policy, auth, ops, {
     clock, startedAt, timeoutMs, version, addresses, presence: control.registry, serviceListed: parts.controllerMetrics.serviceListed,

@@ -15,6 +15,9 @@ import { clusterIndexing, localIndexing, RdmProjection } from '../control/rdm/rd
 import { firstCertDer } from '../control/rdm/rdm-entities.ts'
 import type { RdmSources, TrustedKey } from '../control/rdm/rdm-sources.ts'
 import { createSessionsFeature } from '../control/sessions/sessions-feature.ts'
+import { createTerminatorsFeature } from '../control/terminators/terminators-feature.ts'
+import type { WriteGate } from '../control/terminators/terminator-context.ts'
+import { createRouterSessionCheck } from '../flows/routers/router-session-check.ts'
 import { VERSION, BUILD_DATE, REVISION } from '../version.ts'
 import type { Actors } from './boot-actors.ts'
 import type { AuthParts } from './boot-auth.ts'
@@ -29,9 +32,21 @@ export async function bootControl(
   actors: Actors,
   auth: AuthParts,
   policy: PolicyParts,
-  ctx: { bus: EventBus; clock: Clock; logger: Logger; registry: MetricsRegistry; tls: TlsCredentials },
+  ctx: {
+    bus: EventBus
+    clock: Clock
+    logger: Logger
+    registry: MetricsRegistry
+    tls: TlsCredentials
+    /** The bounded queue of model writes the APIs share (the real controller's command rate limiter). */
+    writeQueue: WriteGate
+    /** How long an API session lives without activity. */
+    timeoutMs: number
+  },
 ): Promise<ControlPlane> {
   const { graph, pki, clusterNode, sessions, identities } = actors
+  // the controller's id: a cluster node's name (routers know the nodes by it), else the server certificate's name
+  const controllerId = opts.cluster?.nodeName ?? pki.server.view.subjectCn
   const projection = new RdmProjection(
     rdmSources(actors, policy, ctx.clock),
     ctx.bus,
@@ -44,6 +59,14 @@ export async function bootControl(
       lockSweepEveryMs: opts.routerDataModel?.lockSweepEveryMs,
     },
   )
+  const checkSession = createRouterSessionCheck({
+    sessions,
+    identities,
+    serviceTokens: auth.tokens,
+    accessTokens: auth.oidcSettings.enabled ? auth.oidcTokens : undefined,
+    timeoutMs: ctx.timeoutMs,
+    now: () => ctx.clock.now(),
+  })
   const plane = await startControlPlane({
     routers: { get: (id) => graph.snapshot().routers.get(id) },
     bus: ctx.bus,
@@ -52,7 +75,7 @@ export async function bootControl(
     logger: ctx.logger,
     metrics: ctx.registry,
     // the real controller sends its identity's name; a cluster node is known to routers by its node name
-    controllerId: opts.cluster?.nodeName ?? pki.server.view.subjectCn,
+    controllerId,
     version: { version: VERSION, revision: REVISION, buildDate: BUILD_DATE },
     listen: opts.ctrlListen ? { ...opts.ctrlListen, tls: ctx.tls } : undefined,
     limits: opts.controlLimits,
@@ -64,6 +87,20 @@ export async function bootControl(
       // controller syncs the sessions, then the public keys)
       createSessionsFeature({ sessions, identities, bus: ctx.bus }, fctx),
       createRdmFeature(projection, fctx, opts.routerDataModel),
+      // terminators routers ask for (SDKs binding services), their updates, removals and validation
+      createTerminatorsFeature(
+        {
+          graph,
+          bus: ctx.bus,
+          policy: policy.reads,
+          checkSession,
+          writes: ctx.writeQueue,
+          controllerId,
+          isClusterMember: clusterNode ? (name) => actors.controllers.snapshot().byId.has(name) : undefined,
+          validateEveryMs: opts.terminatorValidateEveryMs,
+        },
+        fctx,
+      ),
       // a cluster node tells routers every node's control endpoint (a single controller sends none)
       ...(clusterNode
         ? [createCtrlAddressesFeature({ nodes: () => actors.controllers.snapshot().byId.values(), revision: () => clusterNode.log.revision, bus: ctx.bus, registry: fctx.registry })]

@@ -40,7 +40,8 @@ import {
   type GraphCtx,
   type PolicyGraphLookups,
 } from './policy-graph-policies.ts'
-import { deleteRouter, deleteTerminator, enrollRouter, extendRouter, reEnrollRouter, saveRouter, saveTerminator } from './policy-graph-routers.ts'
+import { deleteRouter, enrollRouter, extendRouter, reEnrollRouter, saveRouter } from './policy-graph-routers.ts'
+import { deleteTerminator, establishTerminator, removeTerminators, routerUpdateTerminator, saveTerminator } from './policy-graph-terminators.ts'
 import { PolicyGraphState } from './policy-graph-state.ts'
 import { deletePostureCheck, savePostureCheck } from './policy-graph-posture.ts'
 import type { PostureCheck } from '../../domain/posture/posture-types.ts'
@@ -93,6 +94,12 @@ function behavior(lookups: PolicyGraphLookups): ActorBehavior<PolicyGraphState, 
           return void saveTerminator(ctx, msg.id, msg.input, msg.replace)
         case 'terminator.delete':
           return deleteTerminator(ctx, msg.id)
+        case 'terminator.establish':
+          return establishTerminator(ctx, msg.input)
+        case 'terminator.routerUpdate':
+          return routerUpdateTerminator(ctx, msg)
+        case 'terminator.removeMany':
+          return removeTerminators(ctx, msg.ids, msg.routerId)
         case 'servicePolicy.create':
           return saveServicePolicy(ctx, undefined, msg.input, false)
         case 'servicePolicy.update':
@@ -146,7 +153,8 @@ export async function startPolicyGraphActor(store: Store, deps: ActorSystemDeps,
   load<Service>('services', (v) => state.putService(v))
   // routers stored before router enrollment have no enrollment member: read as none
   load<Router>('routers', (v) => state.putRouter(v.enrollment === undefined ? { ...v, enrollment: null } : v))
-  load<Terminator>('terminators', (v) => state.putTerminator(v))
+  // terminators stored before routers made them have no isSystem, peerData or sourceCtrl: read as an admin's
+  load<Terminator>('terminators', (v) => state.putTerminator({ ...v, isSystem: v.isSystem ?? false, peerData: v.peerData ?? {}, sourceCtrl: v.sourceCtrl ?? '' }))
   load<PostureCheck>('posture-checks', (v) => state.putPostureCheck(v))
   load<ServicePolicy>('service-policies', (v) => state.putServicePolicy(v))
   load<EdgeRouterPolicy>('edge-router-policies', (v) => state.putEdgeRouterPolicy(v))

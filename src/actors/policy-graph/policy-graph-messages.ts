@@ -18,7 +18,8 @@ import type {
   ServiceEdgeRouterPolicy,
   ServicePolicy,
   Tags,
-  Terminator, EntityKind } from '../../domain/policy/policy-types.ts'
+  Terminator, EntityKind, Precedence } from '../../domain/policy/policy-types.ts'
+import type { TerminatorConflict, TerminatorRefusal } from '../../domain/policy/graph-decide-terminators.ts'
 import type { Writable } from '../../lib/deep-readonly.ts'
 import type { PostureCheck } from '../../domain/posture/posture-types.ts'
 import type { PostureCheckKindInput } from '../../domain/posture/posture-decide.ts'
@@ -33,6 +34,38 @@ export type RouterFields = Fields<Router, 'name' | 'roleAttributes' | 'cost' | '
 /** A router enrollment as its maker hands it over; the actor adds `createdAt`. */
 export type NewRouterEnrollment = Omit<RouterEnrollment, 'createdAt'>
 export type TerminatorFields = Fields<Terminator, 'serviceId' | 'routerId' | 'binding' | 'address' | 'identity' | 'identitySecret' | 'cost' | 'precedence' | 'tags'>
+/**
+ * A terminator a router asks for over its control channel: SDK-hosted through an edge router (`isSystem`, its id the
+ * address the router chose, `hostId` the hosting identity) or router-hosted (a fabric binding; `id` empty: the graph
+ * makes one).
+ */
+export interface RouterTerminatorInput {
+  id: string
+  serviceId: string
+  routerId: string
+  binding: string
+  address: string
+  /** The instance id (REST `identity`). */
+  identity: string
+  /** The instance secret, base64; null for none. */
+  identitySecret: string | null
+  peerData: Record<string, string>
+  cost: number
+  precedence: Precedence
+  hostId: string
+  isSystem: boolean
+  sourceCtrl: string
+}
+
+/** What establishing a router's terminator came to (a conflict and a missing service or router write nothing). */
+export type TerminatorEstablished =
+  | { outcome: 'created' | 'unchanged' | 'updated'; id: string }
+  | { outcome: 'conflict'; with: TerminatorConflict }
+  | { outcome: 'no-service' | 'no-router' }
+
+/** What a router's change of one of its terminators came to (a refusal writes nothing). */
+export type TerminatorRouterUpdated = { outcome: 'updated' | 'unchanged' } | { outcome: 'refused'; refusal: TerminatorRefusal }
+
 export type ServicePolicyFields = Fields<ServicePolicy, 'name' | 'type' | 'semantic' | 'identityRoles' | 'serviceRoles' | 'postureCheckRoles' | 'tags'>
 export type EdgeRouterPolicyFields = Fields<EdgeRouterPolicy, 'name' | 'semantic' | 'identityRoles' | 'edgeRouterRoles' | 'tags'>
 export type ServiceEdgeRouterPolicyFields = Fields<ServiceEdgeRouterPolicy, 'name' | 'semantic' | 'serviceRoles' | 'edgeRouterRoles' | 'tags'>
@@ -69,6 +102,15 @@ export type PolicyGraphMsg =
   | { type: 'terminator.create'; input: TerminatorFields; change: ChangeContext }
   | { type: 'terminator.update'; id: string; input: TerminatorFields; replace: boolean; change: ChangeContext }
   | { type: 'terminator.delete'; id: string; change: ChangeContext }
+  /**
+   * A router's terminator (control plane): created, or, when one with its id exists and is the same terminator
+   * (graph-decide-terminators.ts), its cost and precedence taken from the request; else a conflict, nothing written.
+   */
+  | { type: 'terminator.establish'; input: RouterTerminatorInput; change: ChangeContext }
+  /** A router changes the cost or precedence of one of its terminators (`binding`: the one it must have). */
+  | { type: 'terminator.routerUpdate'; id: string; routerId: string; binding?: string; cost?: number; precedence?: Precedence; change: ChangeContext }
+  /** Removes the listed terminators that exist (and, with `routerId`, are on that router); the reply counts them. */
+  | { type: 'terminator.removeMany'; ids: string[]; routerId?: string; change: ChangeContext }
   | { type: 'servicePolicy.create'; input: ServicePolicyFields; change: ChangeContext }
   | { type: 'servicePolicy.update'; id: string; input: ServicePolicyFields; replace: boolean; change: ChangeContext }
   | { type: 'servicePolicy.delete'; id: string; change: ChangeContext }
@@ -123,6 +165,9 @@ export interface PolicyGraphReplies {
   'terminator.create': { id: string }
   'terminator.update': void
   'terminator.delete': void
+  'terminator.establish': TerminatorEstablished
+  'terminator.routerUpdate': TerminatorRouterUpdated
+  'terminator.removeMany': { removed: number }
   'servicePolicy.create': { id: string }
   'servicePolicy.update': void
   'servicePolicy.delete': void
@@ -162,6 +207,8 @@ export type PolicyGraphEvent =
   | { type: 'graph.postureCheck.deleted'; check: PostureCheck }
   /** These identities' overrides changed. */
   | { type: 'graph.overrides.changed'; identityIds: string[] }
+  /** A terminator was created (any way: the Management API, a router): the control plane validates it with its router. */
+  | { type: 'graph.terminator.created'; terminator: Terminator }
 
 export type OverrideKey = string
 /** Storage key of an override: identity, service and config type of the config (one per type). */

@@ -1,5 +1,5 @@
 /**
- * Handlers of routers and terminators, and the system edge router policy of tunneler-enabled edge routers:
+ * Handlers of routers (terminators: policy-graph-terminators.ts), and the system edge router policy of tunneler-enabled edge routers:
  * id = router id, name `edge-router-<routerId>-system`, AnyOf, identityRoles and edgeRouterRoles `['@<routerId>']`,
  * created in the same transaction as the router (or the update that turns tunneling on) and removed when tunneling
  * is turned off or the router is deleted. The router's identity lives in the identity actor; here its name is only
@@ -13,11 +13,11 @@
  */
 import { ApiError } from '../../errors/api-error.ts'
 import { newShortId } from '../../lib/ids.ts'
-import { decideCost, decideName, decidePrecedence, decideRequired, duplicateName } from '../../domain/policy/graph-decide.ts'
+import { decideCost, decideName, duplicateName } from '../../domain/policy/graph-decide.ts'
 import { decideEntityRoleAttributes } from '../../domain/policy/policy-roles.ts'
 import { decideRouterRedeemable } from '../../domain/enrollment/enrollment-decide.ts'
-import type { EdgeRouterPolicy, Router, RouterEnrollment, Terminator } from '../../domain/policy/policy-types.ts'
-import type { NewRouterEnrollment, RouterFields, TerminatorFields } from './policy-graph-messages.ts'
+import type { EdgeRouterPolicy, Router, RouterEnrollment } from '../../domain/policy/policy-types.ts'
+import type { NewRouterEnrollment, RouterFields } from './policy-graph-messages.ts'
 import { pick, putPolicy, removePolicy, stripReferences, type BuildCtx, type GraphCtx } from './policy-graph-policies.ts'
 
 export const systemPolicyName = (routerId: string) => `edge-router-${routerId}-system`
@@ -161,36 +161,3 @@ export function deleteRouter(ctx: GraphCtx, id: string): void {
   stripReferences(ctx, 'router', id)
 }
 
-export function saveTerminator(ctx: GraphCtx, id: string | undefined, input: TerminatorFields, replace: boolean): { id: string } {
-  const s = ctx.state
-  const prev = id === undefined ? undefined : s.terminators.get(id)
-  if (id !== undefined && !prev) throw ApiError.notFound()
-  const serviceId = input.serviceId ?? prev?.serviceId ?? ''
-  if (!s.services.has(serviceId)) throw ApiError.invalidField('service', `no service found with id '${serviceId}'`, serviceId)
-  const routerId = input.routerId ?? prev?.routerId ?? ''
-  if (!s.routers.has(routerId)) throw ApiError.invalidField('router', `no router found with id '${routerId}'`, routerId)
-  const next: Terminator = {
-    id: prev?.id ?? newShortId(),
-    serviceId,
-    routerId,
-    binding: input.binding !== undefined || !prev ? decideRequired('binding', input.binding) : prev.binding,
-    address: input.address !== undefined || !prev ? decideRequired('address', input.address) : prev.address,
-    identity: pick(input.identity, replace, '', prev?.identity ?? ''),
-    identitySecret: input.identitySecret !== undefined ? input.identitySecret : replace || !prev ? null : prev.identitySecret,
-    cost: decideCost('cost', pick(input.cost, replace, 0, prev?.cost ?? 0)),
-    precedence: decidePrecedence(pick(input.precedence, replace, 'default', prev?.precedence ?? 'default')),
-    hostId: prev?.hostId ?? '',
-    tags: pick(input.tags, replace, {}, prev?.tags ?? {}),
-    createdAt: prev?.createdAt ?? ctx.tx.now,
-    updatedAt: ctx.tx.now,
-  }
-  s.putTerminator(next)
-  ctx.tx.put('terminators', next.id, next)
-  return { id: next.id }
-}
-
-export function deleteTerminator(ctx: GraphCtx, id: string): void {
-  if (!ctx.state.terminators.has(id)) throw ApiError.notFound()
-  ctx.state.removeTerminator(id)
-  ctx.tx.remove('terminators', id)
-}

@@ -11,7 +11,8 @@ import { withSeededIds } from '../../lib/ids.ts'
 /** Who made a change, from where: carried by every command message. */
 export interface ChangeContext {
   author: string
-  source: 'rest' | 'system' | 'cli'
+  /** `control`: a router's request over its control channel (author: the identity it was made for, or the router). */
+  source: 'rest' | 'system' | 'cli' | 'control'
   requestId?: string
 }
 

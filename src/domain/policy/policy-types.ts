@@ -91,12 +91,26 @@ export type Terminator = DeepReadonly<StoredFields & {
   routerId: string
   binding: string
   address: string
-  /** The hosting identity's name or token, free text as in the real controller. */
+  /**
+   * The instance id (the REST `identity`; the real controller's InstanceId): free text an admin sets, or the instance
+   * an addressable SDK binds as; empty for most.
+   */
   identity: string
+  /** The instance secret, base64 (REST `identitySecret`); null for none. */
   identitySecret: string | null
   cost: number
   precedence: Precedence
+  /** The identity hosting it (an SDK's Bind relayed by its edge router); empty for one an admin or a router made. */
   hostId: string
+  /**
+   * Made by the controller for an edge router (CreateTerminatorV2): admins may delete it but not update it, as the
+   * real controller's system entity constraint allows (its terminator store deletes in a system context).
+   */
+  isSystem: boolean
+  /** Peer data the terminator hands every circuit's dialer: header id (decimal) → base64 bytes. */
+  peerData: Record<string, string>
+  /** The controller (this node's id, or a cluster node's name) that created it for a router; empty otherwise. */
+  sourceCtrl: string
 }>
 
 export type ServicePolicy = DeepReadonly<StoredFields & {

@@ -27,10 +27,17 @@ export interface SessionTokenClaims {
   legacy?: boolean
 }
 
+/** The claims of a token that verified: whether it is a stored session's (`z_leg`) and when it was issued. */
+export interface VerifiedSessionToken extends SessionTokenClaims {
+  legacy: boolean
+  /** `iat`, seconds. */
+  iat: number
+}
+
 export interface SessionTokens {
   sign(c: SessionTokenClaims, now: number): Promise<string>
   /** The claims of a valid token, or undefined (bad signature, expired, not a service session token). */
-  verify(token: string, now: number): Promise<SessionTokenClaims | undefined>
+  verify(token: string, now: number): Promise<VerifiedSessionToken | undefined>
 }
 
 const YEAR_S = 365 * 24 * 3600
@@ -77,10 +84,10 @@ export function createSessionTokens(ca: CaActor, issuer: () => string, keys: Tok
       } catch {
         return undefined
       }
-      const p = payload as JWTPayload & { z_asid?: unknown; z_iid?: unknown; z_t?: unknown; z_st?: unknown }
+      const p = payload as JWTPayload & { z_asid?: unknown; z_iid?: unknown; z_t?: unknown; z_st?: unknown; z_leg?: unknown }
       if (p.z_t !== 's' || typeof p.jti !== 'string' || typeof p.sub !== 'string') return undefined
       if (typeof p.z_asid !== 'string' || typeof p.z_iid !== 'string' || (p.z_st !== 'Dial' && p.z_st !== 'Bind')) return undefined
-      return { sessionId: p.jti, apiSessionId: p.z_asid, identityId: p.z_iid, serviceId: p.sub, type: p.z_st }
+      return { sessionId: p.jti, apiSessionId: p.z_asid, identityId: p.z_iid, serviceId: p.sub, type: p.z_st, legacy: p.z_leg === true, iat: p.iat ?? 0 }
     },
   }
 }

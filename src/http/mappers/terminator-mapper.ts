@@ -5,7 +5,7 @@ import { BASE_SYMBOLS, iso, toEntityRef } from './common-mapper.ts'
 
 /** The fields the filter language knows on terminators (see toTerminatorRow). */
 export const TERMINATOR_SYMBOLS = {
-  ...BASE_SYMBOLS, service: 'string', router: 'string', binding: 'string', address: 'string', identity: 'string', cost: 'number', precedence: 'string', hostId: 'string',
+  ...BASE_SYMBOLS, service: 'string', router: 'string', binding: 'string', address: 'string', identity: 'string', instanceId: 'string', cost: 'number', precedence: 'string', hostId: 'string', sourceCtrl: 'string',
 } as const
 
 export function toTerminatorDetail(t: Terminator, names: { service: string; router: string }) {
@@ -38,14 +38,16 @@ export function toTerminatorRow(t: Terminator): Record<string, unknown> {
     createdAt: t.createdAt,
     updatedAt: t.updatedAt,
     tags: t.tags ?? {},
-    isSystem: false,
+    isSystem: t.isSystem,
     service: t.serviceId,
     router: t.routerId,
     binding: t.binding,
     address: t.address,
     identity: t.identity,
+    instanceId: t.identity,
     cost: t.cost,
     precedence: t.precedence,
     hostId: t.hostId,
+    sourceCtrl: t.sourceCtrl,
   }
 }

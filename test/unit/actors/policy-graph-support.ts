@@ -21,6 +21,7 @@ const EVENT_TYPES: PolicyGraphEvent['type'][] = [
   'graph.policy.deleted',
   'graph.services.touched',
   'graph.overrides.changed',
+  'graph.terminator.created',
 ]
 
 /** Distributes Omit over a union, so each message keeps its own fields. */

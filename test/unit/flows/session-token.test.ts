@@ -74,7 +74,12 @@ describe('service session tokens', () => {
       iss: 'https://ctrl.test:1280', sub: 'svc-1', aud: ['openziti'], iat, exp: iat + 365 * 24 * 3600, jti: 's-1',
     })
     await expect(parseAsRouter(token, 'another-api-session')).rejects.toThrow('api session id does not match')
-    expect(await tokens.verify(token, clock.now())).toEqual(claims)
+    expect(await tokens.verify(token, clock.now())).toEqual({ ...claims, legacy: true, iat })
+  })
+
+  it('tells a stored session\'s token (z_leg true) from an OIDC sign-in\'s (false)', async () => {
+    const token = await tokens.sign({ ...claims, legacy: false }, clock.now())
+    expect((await tokens.verify(token, clock.now()))?.legacy).toBe(false)
   })
 
   it('carry z_leg false and the Bind type for a Bind session of an OIDC sign-in', async () => {
@@ -100,6 +105,6 @@ describe('service session tokens', () => {
     const token = await tokens.sign(claims, clock.now())
     const older = await ca.ask({ type: 'ca.signJwt', key: 'signing-ca', claims: decodeJwt(token) })
     expect(decodeProtectedHeader(older).kid).toBeUndefined()
-    expect(await tokens.verify(older, clock.now())).toEqual(claims)
+    expect(await tokens.verify(older, clock.now())).toMatchObject(claims)
   })
 })
