@@ -15,6 +15,7 @@ import { clusterIndexing, localIndexing, RdmProjection } from '../control/rdm/rd
 import { firstCertDer } from '../control/rdm/rdm-entities.ts'
 import type { RdmSources, TrustedKey } from '../control/rdm/rdm-sources.ts'
 import { createSessionsFeature } from '../control/sessions/sessions-feature.ts'
+import { createCircuitsFeature, type CircuitsFeature } from '../control/circuits/circuits-feature.ts'
 import { createTerminatorsFeature } from '../control/terminators/terminators-feature.ts'
 import type { WriteGate } from '../control/terminators/terminator-context.ts'
 import { createRouterSessionCheck } from '../flows/routers/router-session-check.ts'
@@ -67,6 +68,7 @@ export async function bootControl(
     timeoutMs: ctx.timeoutMs,
     now: () => ctx.clock.now(),
   })
+  let circuits: CircuitsFeature | undefined
   const plane = await startControlPlane({
     routers: { get: (id) => graph.snapshot().routers.get(id) },
     bus: ctx.bus,
@@ -101,6 +103,19 @@ export async function bootControl(
         },
         fctx,
       ),
+      // dials become circuits over this node's routers (and links), torn down on faults
+      (circuits = createCircuitsFeature(
+        {
+          graph,
+          identities,
+          policy: policy.reads,
+          checkSession,
+          accessTokens: auth.oidcSettings.enabled ? auth.oidcTokens : undefined,
+          routeTimeoutMs: opts.circuits?.routeTimeoutMs,
+          offlineGraceMs: opts.circuits?.offlineGraceMs,
+        },
+        fctx,
+      )),
       // a cluster node tells routers every node's control endpoint (a single controller sends none)
       ...(clusterNode
         ? [createCtrlAddressesFeature({ nodes: () => actors.controllers.snapshot().byId.values(), revision: () => clusterNode.log.revision, bus: ctx.bus, registry: fctx.registry })]
@@ -108,6 +123,7 @@ export async function bootControl(
     ],
   })
   plane.dataModel = { index: () => projection.log.currentIndex, timelineId: () => projection.timelineId }
+  plane.circuits = circuits?.control
   return plane
 }
 

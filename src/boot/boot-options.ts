@@ -95,6 +95,8 @@ export interface ServerOptions {
   routerChurnLimitMs?: number
   /** The router data model's timers and log bounds (tests shorten and shrink them). */
   routerDataModel?: RdmFeatureOptions & { logCapacity?: number; logBytes?: number; lockSweepEveryMs?: number }
+  /** Circuit timings (tests shorten them): how long routes are awaited, how long an offline router keeps its circuits. */
+  circuits?: { routeTimeoutMs?: number; offlineGraceMs?: number }
   /** How often terminators are validated with their routers when nothing else wakes the loop (default 30 s; tests). */
   terminatorValidateEveryMs?: number
 }

@@ -6,6 +6,7 @@ import type { Clock } from '../lib/clock.ts'
 import { policiesNamingSigner } from '../domain/identity/identity-auth-policy.ts'
 import type { RouteDef } from '../http/http-route.ts'
 import type { RouterPresenceReads } from '../domain/router/router-presence.ts'
+import type { CircuitReads } from '../domain/fabric/fabric-types.ts'
 import { versionRoutes, type VersionInfo } from '../http/routes/shared/version-routes.ts'
 import { authenticateRoutes } from '../http/routes/shared/authenticate-routes.ts'
 import { currentIdentityRoutes } from '../http/routes/shared/current-identity-routes.ts'
@@ -69,6 +70,8 @@ export function bootRoutes(
     version: VersionInfo
     addresses: Addresses
     presence: RouterPresenceReads
+    /** The circuits this node holds (the control plane). */
+    circuits?: CircuitReads
     serviceListed: ReturnType<typeof createControllerMetrics>['serviceListed']
   },
 ): RouteDef[] {
@@ -103,7 +106,7 @@ export function bootRoutes(
     ...enrollmentRoutes({ identities, enrollments, clock }),
     ...clientServiceRoutes({ graph, reads, tokens, clock, startedAt, posture: postureEvaluator, listed: ctx.serviceListed, presence }),
     ...sessionRoutes({
-      graph, sessions, reads, tokens, clock, presence,
+      graph, sessions, reads, tokens, clock, presence, circuits: ctx.circuits,
       posture: { evaluator: postureEvaluator, posture, policyName: (id) => graph.snapshot().servicePolicies.get(id)?.name ?? id },
     }),
     ...apiSessionCertificateRoutes({ sessions, sessionCertificates: auth.sessionCertificates }),

@@ -24,6 +24,7 @@ import { ChannelHeader, type HeaderMap } from './wire/control-frame.ts'
 import { decodeCapabilities, encodeCapabilities, encodeString } from './wire/control-headers.ts'
 import type { HeartbeatOptions } from './channel/control-heartbeat.ts'
 import type { ControlFeature, FeatureFactory } from './control-feature.ts'
+import type { CircuitControl } from '../domain/fabric/fabric-types.ts'
 import type tls from 'node:tls'
 
 /** Controller capability bit 6, SupportsJWTLegacySessions: without it a v2 router refuses the channel. */
@@ -61,6 +62,8 @@ export interface ControlPlane {
   pendingCount(): number
   /** The router data model's position, when it runs (tests, diagnostics). */
   dataModel?: { index(): bigint; timelineId(): string }
+  /** The circuits this node holds, for the fabric API and the console, when the circuits feature runs. */
+  circuits?: CircuitControl
   stop(): Promise<void>
 }
 

@@ -87,6 +87,7 @@ export class RouterEmulator {
   private sequence = 1
   private unansweredHeartbeat: Uint8Array | undefined
   private waiters = new Set<() => void>()
+  private readonly frameListeners: ((f: Frame) => void)[] = []
   private closedFlag = false
   readonly closed: Promise<void>
 
@@ -179,6 +180,11 @@ export class RouterEmulator {
     return o.router
   }
 
+  /** Calls `fn` with every frame received from now on, as it arrives (a router's reactions: answering routes, …). */
+  onFrame(fn: (f: Frame) => void): void {
+    this.frameListeners.push(fn)
+  }
+
   /** Sends a frame with the next sequence (and a pending heartbeat answer); answers its sequence. */
   send(frame: { contentType: number; headers?: HeaderMap; body?: Uint8Array }): number {
     const sequence = this.sequence++
@@ -237,6 +243,7 @@ export class RouterEmulator {
 
   private take(f: Frame): void {
     this.received.push(f)
+    for (const fn of this.frameListeners) fn(f)
     const hb = f.headers.get(ChannelHeader.Heartbeat)
     if (hb?.length === 8 && this.opts.answerHeartbeats !== false) {
       this.unansweredHeartbeat = hb

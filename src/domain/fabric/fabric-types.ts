@@ -50,7 +50,7 @@ export interface CircuitPath {
 /** A circuit this node built and holds (memory only: another node's circuits are that node's). */
 export interface CircuitView {
   readonly id: string
-  /** The dialing client: its identity id. */
+  /** The circuit's client: the Dial session's id for a legacy dial, the identity's for an OIDC one (as the real). */
   readonly clientId: string
   /** The API session and service session of the dial, when it came from an edge router. */
   readonly apiSessionId?: string

@@ -19,6 +19,8 @@ export const EDGE_ERROR = {
   InvalidTerminator: 8,
   InvalidPrecedence: 9,
   InvalidCost: 10,
+  EncryptionDataMissing: 11,
+  AccessDenied: 14,
 } as const
 export type EdgeErrorCode = (typeof EDGE_ERROR)[keyof typeof EDGE_ERROR]
 
@@ -45,6 +47,10 @@ export const RouterRequestErrors = {
   invalidTerminator: (message: string) => err(EDGE_ERROR.InvalidTerminator, RETRY_HINT.NotRetriable, message),
   invalidCost: (message: string) => err(EDGE_ERROR.InvalidCost, RETRY_HINT.NotRetriable, message),
   invalidPrecedence: (message: string) => err(EDGE_ERROR.InvalidPrecedence, RETRY_HINT.NotRetriable, message),
+  /** An encryption-requiring service without a public key on one side of a dial. */
+  encryptionDataMissing: (message: string) => err(EDGE_ERROR.EncryptionDataMissing, RETRY_HINT.StartOver, message),
+  /** The identity may not use this edge router for the service (a CreateCircuitV3's edge router policy check). */
+  accessDenied: (message: string) => err(EDGE_ERROR.AccessDenied, RETRY_HINT.Default, message),
   /** An error of ours, or one the router may retry as it likes. */
   internal: (message: string) => err(EDGE_ERROR.Internal, RETRY_HINT.Default, message),
   /** A request that will never succeed as it is (an id taken by another terminator). */

@@ -2,14 +2,16 @@
  * Service sessions: created by a client for a service it may use (Client API), listed and deleted by their owner,
  * and by admins through the Management API. Refusals follow the real controller: a service the caller cannot see is
  * 404, a type it may not use is 400 COULD_NOT_VALIDATE, failing posture checks 409 INVALID_POSTURE, no shared edge
- * router 400 NO_EDGE_ROUTERS_AVAILABLE. `GET /sessions/{id}/route-path` (Management API) is the empty list: circuits
- * are not made yet.
+ * router 400 NO_EDGE_ROUTERS_AVAILABLE. `GET /sessions/{id}/route-path` (Management API) lists the routers of the
+ * path of the session's circuit on this node (a legacy dial's circuit names its Dial session as client, as in the real
+ * controller), or nothing when it has none here.
  */
 import type { PolicyGraphActor } from '../../../actors/policy-graph/policy-graph-actor.ts'
 import type { SessionRegistryActor } from '../../../actors/session-registry/session-registry-actor.ts'
 import type { PolicyReads } from '../../../domain/policy/policy-reads.ts'
 import type { Router } from '../../../domain/policy/policy-types.ts'
 import type { ServiceSession } from '../../../domain/session/service-session-types.ts'
+import type { CircuitReads } from '../../../domain/fabric/fabric-types.ts'
 import type { SessionTokens } from '../../../flows/sessions/session-token.ts'
 import { enforcePosture, type PostureEnforceDeps } from '../../../flows/posture/posture-enforce.ts'
 import { ApiError } from '../../../errors/api-error.ts'
@@ -39,6 +41,8 @@ export interface SessionRouteDeps {
   posture: PostureEnforceDeps
   /** Which routers are connected to this node (the control plane). */
   presence: RouterPresenceReads
+  /** The circuits this node holds (the control plane); absent: none. */
+  circuits?: CircuitReads
 }
 
 export function sessionRoutes(deps: SessionRouteDeps): RouteDef[] {
@@ -155,8 +159,9 @@ export function sessionRoutes(deps: SessionRouteDeps): RouteDef[] {
       summary: 'The routers the circuit of a session runs through', response: SessionRoutePath,
       handle: (ctx) => {
         // an unknown session is 404 (the real controller answers it the empty list too)
-        find(ctx, false)
-        // no circuits yet: the path of a session without a circuit, as the real controller answers it
+        const session = find(ctx, false)
+        for (const c of deps.circuits?.all() ?? []) if (c.clientId === session.id) return ok({ routePath: [...c.path.nodes] })
+        // the path of a session without a circuit, as the real controller answers it
         return ok({ routePath: [] })
       },
     }),
