@@ -10,7 +10,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ChannelContentType, ChannelHeader, encodeFrame, HELLO_SEQUENCE } from '../../src/control/wire/control-frame.ts'
-import { encodeString } from '../../src/control/wire/control-headers.ts'
+import { encodeString, encodeU32ToBytesMap } from '../../src/control/wire/control-headers.ts'
+import { CircuitConfirmationSchema, FaultSchema } from '../../src/control/pb/ctrl_pb.ts'
 import { encodeMessage } from '../../src/control/control-messages.ts'
 import { ContentType as EdgeContentType, SubscribeToDataModelRequestSchema } from '../../src/control/pb/edge_ctrl_pb.ts'
 import { exportPrivateKeyPem, generateKeyPair } from '../../src/pki/pki-keys.ts'
@@ -19,6 +20,7 @@ import { makeCsrPem } from '../support/pki.ts'
 import { openTls, type RawConn } from '../support/raw-wire.ts'
 import { rng } from '../support/rng.ts'
 import { RouterEmulator, replyForOf, type EmulatorOptions } from '../support/router-emulator.ts'
+import { pollReply } from '../support/router-emulator-terminators.ts'
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261130)
 const PASSWORD = 'control-fuzz-admin-1'
@@ -240,6 +242,57 @@ describe('control listener fuzz (child process, API port by ALPN)', () => {
     await r.closed
     await expectHealthy('data model subscriptions')
   }, 60_000)
+
+  it('answers 3,000 circuit requests of garbage headers, bad tokens and huge peer data, and takes route results, faults and confirmations of garbage', async () => {
+    const next = rng(SEED + 3)
+    const r = await connectWithChurnPatience()
+    const bytes = (n: number) => Uint8Array.from({ length: n }, () => Math.floor(next() * 256))
+    const sequences: number[] = []
+    for (let i = 0; i < 3_000; i++) {
+      const x = next()
+      const headers = new Map<number, Uint8Array>()
+      if (x < 0.3) for (let k = 0; k < 8; k++) headers.set(10 + Math.floor(next() * 8), bytes(Math.floor(next() * 300)))
+      else if (x < 0.6) {
+        // long, but under the frame's 64 KiB of headers (a frame past that closes the router: another case)
+        headers.set(11, encodeString('ey' + 'x'.repeat(Math.floor(next() * 30_000))))
+        headers.set(14, encodeString('not-a-session'))
+        headers.set(10, encodeU32ToBytesMap(new Map(Array.from({ length: 40 }, (_, k) => [k, bytes(600)] as [number, Uint8Array]))))
+      } else {
+        headers.set(15, encodeString('someone'))
+        headers.set(16, encodeString('x'.repeat(5_000)))
+        headers.set(17, encodeString('../../etc/passwd'.repeat(20)))
+        headers.set(14, encodeString('ey.a.b'))
+      }
+      sequences.push(r.send({ contentType: next() < 0.5 ? EdgeContentType.CreateCircuitV2RequestType : EdgeContentType.CreateCircuitV3RequestType, headers }))
+      if (i % 10 === 0) r.send({ contentType: 1022, headers: new Map([[1101, bytes(4)], [1102, bytes(1)], [1104, bytes(3)]]), body: bytes(40) })
+      if (i % 10 === 1) r.send({ contentType: 1004, body: bytes(Math.floor(next() * 100)) })
+      if (i % 10 === 2) r.send({ contentType: 1034, body: bytes(Math.floor(next() * 200)) })
+    }
+    // every request is answered (a refusal, or busy), and the router is still served
+    const last = sequences.at(-1)!
+    await pollReply(r, last, 30_000, 'the answer to the last circuit request')
+    const answered = new Set(r.received.map((f) => replyForOf(f)))
+    expect(sequences.filter((q) => !answered.has(q))).toEqual([])
+    const seq = r.send({ contentType: ChannelContentType.Ping })
+    await pollReply(r, seq, 10_000, 'the ping after the circuit requests')
+    r.close()
+    await r.closed
+    await expectHealthy('circuit requests')
+  }, 90_000)
+
+  it('unroutes 100,000 unknown circuits of one confirmation at most, and forward faults naming 50,000 circuits', async () => {
+    const r = await connectWithChurnPatience()
+    const ids = Array.from({ length: 150_000 }, (_, i) => `c${i}`)
+    r.send({ contentType: 1034, body: encodeMessage(CircuitConfirmationSchema, { circuitIds: ids, idleTimes: {} }) })
+    r.send({ contentType: 1004, body: encodeMessage(FaultSchema, { subject: 3, id: ids.slice(0, 50_000).join(' ') }) })
+    const seq = r.send({ contentType: ChannelContentType.Ping })
+    await pollReply(r, seq, 30_000, 'the ping after the confirmation')
+    // the first 100,000 of the confirmation and the first 10,000 of the fault were unrouted; the rest was not read
+    expect(r.received.filter((f) => f.contentType === 1006).length).toBe(110_000)
+    r.close()
+    await r.closed
+    await expectHealthy('circuit confirmations')
+  }, 90_000)
 
   it('survives a router flooding 100,000 pings without reading its answers (closed as not reading, or served)', async () => {
     const r = await connectWithChurnPatience()
