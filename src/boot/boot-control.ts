@@ -124,6 +124,7 @@ export async function bootControl(
   })
   plane.dataModel = { index: () => projection.log.currentIndex, timelineId: () => projection.timelineId }
   plane.circuits = circuits?.control
+  plane.circuitFailures = circuits ? () => circuits!.recentFailures() : undefined
   return plane
 }
 

@@ -24,7 +24,7 @@ import { ChannelHeader, type HeaderMap } from './wire/control-frame.ts'
 import { decodeCapabilities, encodeCapabilities, encodeString } from './wire/control-headers.ts'
 import type { HeartbeatOptions } from './channel/control-heartbeat.ts'
 import type { ControlFeature, FeatureFactory } from './control-feature.ts'
-import type { CircuitControl } from '../domain/fabric/fabric-types.ts'
+import type { CircuitControl, CircuitFailureView } from '../domain/fabric/fabric-types.ts'
 import type tls from 'node:tls'
 
 /** Controller capability bit 6, SupportsJWTLegacySessions: without it a v2 router refuses the channel. */
@@ -64,6 +64,8 @@ export interface ControlPlane {
   dataModel?: { index(): bigint; timelineId(): string }
   /** The circuits this node holds, for the fabric API and the console, when the circuits feature runs. */
   circuits?: CircuitControl
+  /** The latest circuit requests this node refused or could not build, the newest first. */
+  circuitFailures?: () => readonly CircuitFailureView[]
   stop(): Promise<void>
 }
 

@@ -125,6 +125,8 @@ describe('CreateCircuitV2 (a legacy SDK\'s dial)', () => {
     expect(a.circuitId).toBeTruthy()
     const metrics = await srv.raw('GET', '/metrics', { session: await srv.login('admin', 'admin-pass-1'), offSpec: 'GET /metrics is Prometheus text, not an edge API answer' })
     expect(metrics.text).toMatch(/edgeplane_circuits_failed_total\{cause="NO_TERMINATORS"\} [1-9]/)
+    // and admins see it among the recent failures, the newest first
+    expect(srv.server.control.circuitFailures!()[0]).toMatchObject({ cause: 'NO_TERMINATORS', routerId: r1.id, serviceId, identityId: d.identityId, circuitId: a.circuitId })
   })
 
   it('tries twice when the router fails the route, deletes an edge terminator it calls invalid, and unroutes', async () => {

@@ -4,6 +4,7 @@
  * (Unroute to every router of its path, then forgetting it). One instance per node (circuits-feature.ts).
  */
 import type { PolicyGraphReads } from '../../domain/policy/graph-reads.ts'
+import type { CircuitFailureView } from '../../domain/fabric/fabric-types.ts'
 import type { PolicyReads } from '../../domain/policy/policy-reads.ts'
 import type { RouterSessionCheck } from '../../flows/routers/router-session-check.ts'
 import type { OidcTokens } from '../../flows/oidc/oidc-tokens.ts'
@@ -28,8 +29,8 @@ export interface CircuitContext {
   costs: DynamicCosts
   now(): number
   log(level: 'debug' | 'info' | 'warn', fields: Record<string, unknown>, msg: string): void
-  /** A circuit was built (metrics: its setup time in ms) or refused (its cause). */
-  observed(outcome: { ok: true; setupMs: number } | { ok: false; failure: CircuitFailure | 'REFUSED' }): void
+  /** A circuit was built (metrics: its setup time in ms) or refused (its cause, and what admins see of it). */
+  observed(outcome: { ok: true; setupMs: number } | ({ ok: false; failure: CircuitFailure | 'REFUSED' } & Omit<CircuitFailureView, 'at' | 'cause'>)): void
   /** Takes one of a router's request slots; false when all are in use (the request is answered busy). */
   takeSlot(routerId: string): boolean
   releaseSlot(routerId: string): void

@@ -18,7 +18,7 @@ import { Counter, Gauge, Histogram } from '../../lib/metrics.ts'
 import type { PolicyGraphActor } from '../../actors/policy-graph/policy-graph-actor.ts'
 import type { IdentityReads } from '../../domain/identity/identity-reads.ts'
 import type { PolicyReads } from '../../domain/policy/policy-reads.ts'
-import type { CircuitControl } from '../../domain/fabric/fabric-types.ts'
+import type { CircuitControl, CircuitFailureView } from '../../domain/fabric/fabric-types.ts'
 import type { RouterSessionCheck } from '../../flows/routers/router-session-check.ts'
 import type { OidcTokens } from '../../flows/oidc/oidc-tokens.ts'
 import type { ControlFeature, FeatureContext } from '../control-feature.ts'
@@ -45,6 +45,8 @@ export const ROUTE_TIMEOUT_MS = 10_000
 export const CIRCUIT_ATTEMPTS = 2
 export const CIRCUIT_SLOTS = 256
 export const OFFLINE_GRACE_MS = 30_000
+/** How many refused or failed circuit requests admins are shown. */
+export const RECENT_FAILURES = 100
 
 export interface CircuitsDeps {
   graph: PolicyGraphActor
@@ -64,6 +66,8 @@ export interface CircuitsDeps {
 export interface CircuitsFeature extends ControlFeature {
   readonly control: CircuitControl
   readonly registry: CircuitRegistry
+  /** The latest refused or failed circuit requests, the newest first. */
+  recentFailures(): readonly CircuitFailureView[]
   /** The circuit subjects of a router's Fault (the fault dispatcher calls this). */
   onFault(router: ConnectedRouter, fault: { subject: number; id: string }): void
   /** A link is gone: the circuits over it are torn down (their routers faulted them or will). */
@@ -77,6 +81,7 @@ export function createCircuitsFeature(deps: CircuitsDeps, fctx: FeatureContext):
   const costs = new DynamicCosts()
   const slotsPerRouter = deps.slots ?? CIRCUIT_SLOTS
   const inUse = new Map<string, number>()
+  const failures: CircuitFailureView[] = []
   const change = { author: 'system', source: 'control' } as const
 
   const connectedRouters = (): Map<string, PathRouter> => {
@@ -148,7 +153,12 @@ export function createCircuitsFeature(deps: CircuitsDeps, fctx: FeatureContext):
       if (o.ok) {
         createdSeries.inc()
         setupSeries.observe(o.setupMs / 1000)
-      } else failedSeries.get(o.failure)?.inc()
+        return
+      }
+      failedSeries.get(o.failure)?.inc()
+      const { ok: _ok, failure, ...rest } = o
+      failures.unshift({ at: clock.now(), cause: failure, ...rest })
+      if (failures.length > RECENT_FAILURES) failures.length = RECENT_FAILURES
     },
     takeSlot: (routerId) => {
       const n = inUse.get(routerId) ?? 0
@@ -179,6 +189,7 @@ export function createCircuitsFeature(deps: CircuitsDeps, fctx: FeatureContext):
   return {
     name: 'circuits',
     registry: circuits,
+    recentFailures: () => failures,
     control: {
       all: () => circuits.all(),
       get: (id) => circuits.get(id),

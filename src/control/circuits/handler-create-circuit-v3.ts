@@ -43,7 +43,7 @@ export function createCircuitV3Handler(router: ConnectedRouter, ctx: CircuitCont
 async function handle(router: ConnectedRouter, ctx: CircuitContext, frame: Frame): Promise<void> {
   const send = circuitSenders(router.channel)
   const refuse = (error: RouterRequestError, circuitId?: string) => {
-    ctx.observed({ ok: false, failure: 'REFUSED' })
+    ctx.observed({ ok: false, failure: 'REFUSED', routerId: router.id, message: error.message, ...(circuitId ? { circuitId } : {}) })
     ctx.log('debug', { routerId: router.id, code: error.code, reason: error.message }, 'circuit request refused')
     send.circuitRefused(frame, error, circuitId)
   }
@@ -87,7 +87,7 @@ async function handle(router: ConnectedRouter, ctx: CircuitContext, frame: Frame
     peerData,
   })
   if (!built.ok) {
-    ctx.observed({ ok: false, failure: built.failure })
+    ctx.observed({ ok: false, failure: built.failure, routerId: router.id, serviceId, identityId, message: built.message, ...(built.circuitId ? { circuitId: built.circuitId } : {}) })
     ctx.log('info', { routerId: router.id, serviceId, failure: built.failure, reason: built.message, circuitId: built.circuitId }, 'circuit not built')
     return void send.circuitRefused(frame, RouterRequestErrors.internal(built.message), built.circuitId)
   }

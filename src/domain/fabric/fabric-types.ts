@@ -80,3 +80,17 @@ export interface LinkControl extends LinkReads {
   /** Answers the link after the change, or undefined when this node knows no such link. */
   update(id: string, change: { down?: boolean; staticCost?: number }): LinkView | undefined
 }
+
+/** A circuit request this node refused or could not build (kept for admins: the latest first, a bounded number). */
+export interface CircuitFailureView {
+  readonly at: number
+  /** The router that asked. */
+  readonly routerId: string
+  readonly serviceId?: string
+  readonly identityId?: string
+  readonly circuitId?: string
+  /** The real controller's failure cause (NO_TERMINATORS, ROUTER_RESPONSE_TIMEOUT, …), or REFUSED for a request
+   * refused before building (its session, policy or encryption). */
+  readonly cause: string
+  readonly message: string
+}
