@@ -61,19 +61,26 @@ export interface Controller {
 /** The JSON log line of an answered request (src/server.ts `logRequest`, src/lib/logger.ts): `"msg":"request"`. */
 const REQUEST_LINE = /^\{.*"msg":"request"\}$/
 
-/** Passes the controller's stderr on, except its per-request log lines (one per measured request). */
-async function forwardStderr(stream: ReadableStream<Uint8Array>): Promise<void> {
+/** Passes the controller's stderr on, except its per-request log lines (one per measured request) and what `drop` drops. */
+async function forwardStderr(stream: ReadableStream<Uint8Array>, drop?: (line: string) => boolean): Promise<void> {
   await readLines(stream, (line) => {
-    if (!REQUEST_LINE.test(line)) process.stderr.write(line + '\n')
+    if (!REQUEST_LINE.test(line) && !drop?.(line)) process.stderr.write(line + '\n')
   })
 }
 
 /**
  * Starts `edgeplane run` in a child process on a free port; resolves once it prints its listening line. `main` is this
  * checkout's src/main.ts unless told (another checkout's, to compare two versions in one run), run by bun with
- * `bunFlags`; a `main` that is not a .ts file is a compiled binary (`bun run build`), run as it is.
+ * `bunFlags`; a `main` that is not a .ts file is a compiled binary (`bun run build`), run as it is. `dropLine`: stderr
+ * lines not passed on (besides the request lines).
  */
-export async function startController(dataDir: string, adminPassword = ADMIN_PASSWORD, bunFlags: string[] = [], main = MAIN): Promise<Controller> {
+export async function startController(
+  dataDir: string,
+  adminPassword = ADMIN_PASSWORD,
+  bunFlags: string[] = [],
+  main = MAIN,
+  dropLine?: (line: string) => boolean,
+): Promise<Controller> {
   const t0 = performance.now()
   const compiled = !main.endsWith('.ts')
   if (compiled && bunFlags.length > 0) throw new Error(`bun flags (${bunFlags.join(' ')}) cannot be given to the compiled binary ${main}`)
@@ -85,7 +92,7 @@ export async function startController(dataDir: string, adminPassword = ADMIN_PAS
     stderr: 'pipe',
     env: { ...process.env, EDGEPLANE_SERVER_TIMING: 'on' },
   })
-  void forwardStderr(proc.stderr)
+  void forwardStderr(proc.stderr, dropLine)
   const reader = proc.stdout.getReader()
   let seen = ''
   for (;;) {
