@@ -290,10 +290,14 @@ export class BenchRouter {
     })
   }
 
-  /** Sends SubscribeToDataModelRequest (20505) as a router does, fire and forget. */
-  subscribe(subscriptionId: string, currentIndex = 0n, timelineId = '', durationS = 300): void {
+  /**
+   * Sends SubscribeToDataModelRequest (20505) as a router does, fire and forget. A renewal (`renew`, the same id and
+   * the timeline held) keeps the subscription alive past its duration; both controllers then keep the index they
+   * track for the router, so `currentIndex` does not matter for it.
+   */
+  subscribe(subscriptionId: string, o: { currentIndex?: bigint; timelineId?: string; durationS?: number; renew?: boolean } = {}): void {
     this.send(ContentType.SubscribeToDataModelRequestType, new Map(), encodeMessage(SubscribeToDataModelRequestSchema, {
-      currentIndex, subscriptionDurationSeconds: durationS, renew: false, timelineId, subscriptionId,
+      currentIndex: o.currentIndex ?? 0n, subscriptionDurationSeconds: o.durationS ?? 300, renew: o.renew ?? false, timelineId: o.timelineId ?? '', subscriptionId,
     }))
   }
 

@@ -69,7 +69,8 @@ export async function startZiti(bin: string, adminPassword: string): Promise<Con
     const timer = setTimeout(() => proc.kill('SIGKILL'), 20_000)
     await proc.exited
     clearTimeout(timer)
-    rmSync(home, { recursive: true, force: true })
+    if (process.env.BENCH_KEEP_DATA) console.log(`  the real controller's home kept (BENCH_KEEP_DATA): ${home}`)
+    else rmSync(home, { recursive: true, force: true })
   }
   const deadline = performance.now() + 120_000
   for (;;) {
