@@ -299,6 +299,8 @@ interface ChangeResult {
   from2xx: Latencies
   /** The request's start to its 2xx. */
   answer: Latencies
+  /** The first router's receipt to the last's: the fan-out (the controller's writes, this process's reads). */
+  spread: Latencies
   bytes: number
   setsPerChange: number
   cpuMsPerChange: number
@@ -396,6 +398,7 @@ async function syncFigures(t: ControlTarget, spec: ScenarioSpec): Promise<SyncRe
       const fromStart: number[] = []
       const from2xx: number[] = []
       const answer: number[] = []
+      const spread: number[] = []
       let bytes = 0
       let sets = 0
       let errors = 0
@@ -436,6 +439,7 @@ async function syncFigures(t: ControlTarget, spec: ScenarioSpec): Promise<SyncRe
         cpuS += preciseCpuOf(t.pid) - c0
         benchCpuS += preciseCpuOf(process.pid) - b0
         const last = Math.max(...received.map((l) => l[l.length - 1].atMs))
+        spread.push(last - Math.min(...received.map((l, i) => l[marks[i]].atMs)))
         fromStart.push(last - t0)
         from2xx.push(last - t2xx)
         answer.push(t2xx - t0)
@@ -446,7 +450,7 @@ async function syncFigures(t: ControlTarget, spec: ScenarioSpec): Promise<SyncRe
       const benchLag = lag()
       const timedCount = Math.max(1, fromStart.length)
       return {
-        benchLag, errors, label, memberships, fromStart: latencies(fromStart), from2xx: latencies(from2xx), answer: latencies(answer), bytes: bytes / timedCount, setsPerChange: sets / timedCount,
+        benchLag, errors, label, memberships, fromStart: latencies(fromStart), from2xx: latencies(from2xx), answer: latencies(answer), spread: latencies(spread), bytes: bytes / timedCount, setsPerChange: sets / timedCount,
         cpuMsPerChange: (cpuS * 1000) / timedCount, benchCpuMsPerChange: (benchCpuS * 1000) / timedCount,
       }
     }
@@ -483,6 +487,7 @@ function printSync(t: string, r: SyncResult): void {
       [`  2xx -> the last of ${a.routers} routers has it (p50 / p99)`, `${lat(c.from2xx)}; target p99 <= ${CHANGE_TARGET_MS} ms: ${met(c.from2xx)}`],
       [`  request start -> the last of ${a.routers} routers has it (p50 / p99)`, `${lat(c.fromStart)}; target p99 <= ${CHANGE_TARGET_MS} ms: ${met(c.fromStart)}`],
       ['  request start -> its 2xx (p50 / p99)', lat(c.answer)],
+      [`  the first router has it -> the last of ${a.routers} (p50 / p99)`, lat(c.spread)],
       ['  CPU per change: controller / this process', `${ms(c.cpuMsPerChange)} / ${ms(c.benchCpuMsPerChange)} ms`],
       ['  this process: a 5 ms timer late by (p50 / p99)', lat(c.benchLag)],
     )
