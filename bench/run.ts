@@ -34,7 +34,8 @@
  * `bun run bench control [scenario]` runs only the control plane figures (bench/bench-control.ts, issue 30): 1,000
  * emulated routers on one node, the full data model sync of a loaded scenario ('large' unless told; 'medium' is
  * quicker) to one and to 100 routers, and policy changes to 100 subscribed routers; with BENCH_ZITI=/path/to/ziti the
- * real controller too, and the ratios. Not part of the default run: it takes minutes (about ten at 'large').
+ * real controller too, and the ratios. Not part of the default run: it takes minutes (5-10 at 'large', 15-20 more
+ * with the real controller).
  * Environment: BENCH_SECONDS (per figure, default 3); BENCH_ROUNDS (rounds of the GET /version figures, default 3);
  * BENCH_NO_WRK=1 uses the in-process client even with wrk.
  */
