@@ -563,7 +563,7 @@ export async function runControlBench(opts: ControlBenchOptions): Promise<void> 
   console.log(
     `control plane benchmark (issue 30): ${navigator.hardwareConcurrency} cores, load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}; ` +
       `${ROUTERS} routers held ${HOLD_S} s; scenario '${scenario.name}', ${SYNC_ROUTERS} subscribed routers, ${CHANGES} changes per figure; ` +
-      `real controller: ${ziti ? `${ziti} (scenario '${zitiScenario.name}')` : 'skipped (BENCH_ZITI unset)'}`,
+      `real controller: ${ziti ? `${ziti} (scenario '${zitiScenario.name}')` : 'skipped (BENCH_ZITI=/path/to/ziti runs it)'}`,
   )
   console.log('emulated routers in this process; CPU and memory of the controller from /proc (user + system, every thread)\n')
   const edge: { connect?: ConnectResult; sync?: SyncResult } = {}
