@@ -38,6 +38,7 @@ import {
   type FirstIds,
   type Scenario,
   type ScenarioEntity,
+  type ScenarioPolicies,
   type ScenarioSpec,
 } from './policy-scenario.ts'
 
@@ -60,19 +61,26 @@ export interface Controller {
 /** The JSON log line of an answered request (src/server.ts `logRequest`, src/lib/logger.ts): `"msg":"request"`. */
 const REQUEST_LINE = /^\{.*"msg":"request"\}$/
 
-/** Passes the controller's stderr on, except its per-request log lines (one per measured request). */
-async function forwardStderr(stream: ReadableStream<Uint8Array>): Promise<void> {
+/** Passes the controller's stderr on, except its per-request log lines (one per measured request) and what `drop` drops. */
+async function forwardStderr(stream: ReadableStream<Uint8Array>, drop?: (line: string) => boolean): Promise<void> {
   await readLines(stream, (line) => {
-    if (!REQUEST_LINE.test(line)) process.stderr.write(line + '\n')
+    if (!REQUEST_LINE.test(line) && !drop?.(line)) process.stderr.write(line + '\n')
   })
 }
 
 /**
  * Starts `edgeplane run` in a child process on a free port; resolves once it prints its listening line. `main` is this
  * checkout's src/main.ts unless told (another checkout's, to compare two versions in one run), run by bun with
- * `bunFlags`; a `main` that is not a .ts file is a compiled binary (`bun run build`), run as it is.
+ * `bunFlags`; a `main` that is not a .ts file is a compiled binary (`bun run build`), run as it is. `dropLine`: stderr
+ * lines not passed on (besides the request lines).
  */
-export async function startController(dataDir: string, adminPassword = ADMIN_PASSWORD, bunFlags: string[] = [], main = MAIN): Promise<Controller> {
+export async function startController(
+  dataDir: string,
+  adminPassword = ADMIN_PASSWORD,
+  bunFlags: string[] = [],
+  main = MAIN,
+  dropLine?: (line: string) => boolean,
+): Promise<Controller> {
   const t0 = performance.now()
   const compiled = !main.endsWith('.ts')
   if (compiled && bunFlags.length > 0) throw new Error(`bun flags (${bunFlags.join(' ')}) cannot be given to the compiled binary ${main}`)
@@ -84,7 +92,7 @@ export async function startController(dataDir: string, adminPassword = ADMIN_PAS
     stderr: 'pipe',
     env: { ...process.env, EDGEPLANE_SERVER_TIMING: 'on' },
   })
-  void forwardStderr(proc.stderr)
+  void forwardStderr(proc.stderr, dropLine)
   const reader = proc.stdout.getReader()
   let seen = ''
   for (;;) {
@@ -307,7 +315,7 @@ async function measure(opts: { concurrency?: number; durationMs?: number; count?
 }
 
 /** Runs `fn` over `items` with at most `concurrency` in flight; returns the results in order. */
-async function pool<T, R>(items: readonly T[], concurrency: number, fn: (item: T, i: number) => Promise<R>, progress?: string): Promise<R[]> {
+export async function pool<T, R>(items: readonly T[], concurrency: number, fn: (item: T, i: number) => Promise<R>, progress?: string): Promise<R[]> {
   const out = new Array<R>(items.length)
   let next = 0
   let done = 0
@@ -324,6 +332,67 @@ async function pool<T, R>(items: readonly T[], concurrency: number, fn: (item: T
   }
   await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker))
   return out
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// loading a scenario
+
+/** The ids the server gave a loaded scenario's entities, in the scenario's order, and its policies. */
+export interface LoadedScenario {
+  scenario: Scenario
+  serviceIds: string[]
+  routerIds: string[]
+  identityIds: string[]
+  first: FirstIds
+  policies: ScenarioPolicies
+}
+
+export interface LoadOptions {
+  /** Requests in flight. */
+  concurrency: number
+  /** Identities loaded before the policies (the rest after `afterEarly`); default all of them. */
+  earlyCount?: number
+  /** Runs once the services, edge routers, the first identities and every policy are in (ids so far). */
+  afterEarly?: (early: LoadedScenario) => Promise<void>
+  /** Reports one load figure (label, time, rate). */
+  add?: (figure: string, value: string, note: string) => void
+}
+
+/**
+ * Loads a scenario through the Management API `mgmt` (a logged-in admin): services, edge routers, the first
+ * `earlyCount` identities, the posture checks (when the scenario has them) and the three kinds of policy, then the
+ * rest of the identities. Every create is a 201 or the load fails. The Management API is the real controller's too:
+ * nothing here is edgeplane's own.
+ */
+export async function loadScenario(mgmt: Api, scenario: Scenario, opts: LoadOptions): Promise<LoadedScenario> {
+  const { spec } = scenario
+  const earlyCount = Math.min(opts.earlyCount ?? spec.identities, spec.identities)
+  const loadKind = async (label: string, path: string, items: readonly unknown[]): Promise<string[]> => {
+    const t0 = performance.now()
+    const ids = await pool(items, opts.concurrency, (body) => mgmt.create(path, body), label)
+    const s = (performance.now() - t0) / 1000
+    if (items.length > 0) opts.add?.(`load ${label}`, `${s.toFixed(1)} s`, `${items.length} at ${Math.round(items.length / s)}/s`)
+    return ids
+  }
+  const identityBody = (e: ScenarioEntity) => ({ name: e.name, type: 'User', isAdmin: false, roleAttributes: e.roleAttributes })
+  const serviceIds = await loadKind('services', '/services', scenario.services.map((e) => ({ name: e.name, encryptionRequired: true, roleAttributes: e.roleAttributes })))
+  const routerIds = await loadKind('edge routers', '/edge-routers', scenario.edgeRouters.map((e) => ({ name: e.name, roleAttributes: e.roleAttributes })))
+  const identityIds = await loadKind(`identities 1..${earlyCount}`, '/identities', scenario.identities.slice(0, earlyCount).map(identityBody))
+  const first: FirstIds = { service: serviceIds[0], identity: identityIds[0], edgeRouter: routerIds[0] }
+  const policies = buildPolicies(scenario, first)
+  if (spec.postureEvery !== undefined) {
+    for (const check of POSTURE_CHECKS) await mgmt.create('/posture-checks', check)
+    opts.add?.('posture checks', `${POSTURE_CHECKS.length}`, `on every ${spec.postureEvery}th service policy (${Math.ceil(spec.servicePolicies / spec.postureEvery)} of ${spec.servicePolicies})`)
+  }
+  await loadKind('service policies', '/service-policies', policies.servicePolicies)
+  await loadKind('edge router policies', '/edge-router-policies', policies.edgeRouterPolicies)
+  await loadKind('service edge router policies', '/service-edge-router-policies', policies.serviceEdgeRouterPolicies)
+  const loaded: LoadedScenario = { scenario, serviceIds, routerIds, identityIds, first, policies }
+  await opts.afterEarly?.(loaded)
+  if (spec.identities > earlyCount) {
+    identityIds.push(...(await loadKind(`identities ${earlyCount + 1}..${spec.identities}`, '/identities', scenario.identities.slice(earlyCount).map(identityBody))))
+  }
+  return loaded
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -396,31 +465,7 @@ export async function runPolicyScale(opts: PolicyScaleOptions): Promise<Row[]> {
     )
     let mgmt = await new Api(`${server.url}/edge/management/v1`).login('admin', ADMIN_PASSWORD)
 
-    // --- load
-    const loadKind = async (label: string, path: string, items: readonly ScenarioEntity[], body: (e: ScenarioEntity) => unknown): Promise<string[]> => {
-      const t0 = performance.now()
-      const ids = await pool(items, conc, (e) => mgmt.create(path, body(e)), label)
-      const s = (performance.now() - t0) / 1000
-      if (items.length > 0) add(`load ${label}`, `${s.toFixed(1)} s`, `${items.length} at ${Math.round(items.length / s)}/s`)
-      return ids
-    }
-    const serviceIds = await loadKind('services', '/services', scenario.services, (e) => ({ name: e.name, encryptionRequired: true, roleAttributes: e.roleAttributes }))
-    const routerIds = await loadKind('edge routers', '/edge-routers', scenario.edgeRouters, (e) => ({ name: e.name, roleAttributes: e.roleAttributes }))
-    const identityBody = (e: ScenarioEntity) => ({ name: e.name, type: 'User', isAdmin: false, roleAttributes: e.roleAttributes })
-    const identityIds = await loadKind(`identities 1..${earlyCount}`, '/identities', scenario.identities.slice(0, earlyCount), identityBody)
-    const first: FirstIds = { service: serviceIds[0], identity: identityIds[0], edgeRouter: routerIds[0] }
-    const policies = buildPolicies(scenario, first)
-    if (spec.postureEvery !== undefined) {
-      for (const check of POSTURE_CHECKS) await mgmt.create('/posture-checks', check)
-      add('posture checks', `${POSTURE_CHECKS.length}`, `on every ${spec.postureEvery}th service policy (${Math.ceil(spec.servicePolicies / spec.postureEvery)} of ${spec.servicePolicies})`)
-    }
-    await loadKind('service policies', '/service-policies', policies.servicePolicies as unknown as ScenarioEntity[], (p) => p)
-    await loadKind('edge router policies', '/edge-router-policies', policies.edgeRouterPolicies as unknown as ScenarioEntity[], (p) => p)
-    await loadKind('service edge router policies', '/service-edge-router-policies', policies.serviceEdgeRouterPolicies as unknown as ScenarioEntity[], (p) => p)
-    await mgmt.create('/authenticators', { method: 'updb', identityId: identityIds[0], username: 'bench-many', password: USER_PASSWORD })
-    if (fewIndex > 0) await mgmt.create('/authenticators', { method: 'updb', identityId: identityIds[fewIndex], username: 'bench-few', password: USER_PASSWORD })
-
-    // --- writes at ~1k identities, then the rest of the identities, then the writes again
+    // --- writes at a given count of identities (the scenario's identities keep loading between two of them)
     const writeLatency = async (phase: string) => {
       const n = 100
       const attrs = scenario.identities.slice(1, 1 + n)
@@ -445,9 +490,20 @@ export async function runPolicyScale(opts: PolicyScaleOptions): Promise<Row[]> {
       const del = await measure({ count: created.length }, (i) => mgmt.call('DELETE', `/service-policies/${created[i]}`))
       addLatency(`service policy delete at ${phase} identities, c=1`, del, `${created.length} deletes`)
     }
-    if (spec.identities > earlyCount) await writeLatency(String(earlyCount))
-    const rest = await loadKind(`identities ${earlyCount + 1}..${spec.identities}`, '/identities', scenario.identities.slice(earlyCount), identityBody)
-    identityIds.push(...rest)
+    // --- load: the scenario up to its first identities and the policies, the writes at ~1k identities, the rest of
+    // the identities, then the writes again
+    const loaded = await loadScenario(mgmt, scenario, {
+      concurrency: conc,
+      earlyCount,
+      add,
+      afterEarly: async (early) => {
+        const ids = early.identityIds
+        await mgmt.create('/authenticators', { method: 'updb', identityId: ids[0], username: 'bench-many', password: USER_PASSWORD })
+        if (fewIndex > 0) await mgmt.create('/authenticators', { method: 'updb', identityId: ids[fewIndex], username: 'bench-few', password: USER_PASSWORD })
+        if (spec.identities > earlyCount) await writeLatency(String(earlyCount))
+      },
+    })
+    const { serviceIds, identityIds } = loaded
     await writeLatency(String(spec.identities))
 
     // --- reads

@@ -31,6 +31,11 @@
  * `bun run bench digest [records]` runs only the state digest figures of GET /cluster (bench/bench-digest.ts) on a store
  * of that many records (default 200,000); no server or etcd.
  * `bun run bench reads` runs only the four read figures (bridge, Bun.serve, GET /version, GET /current-identity).
+ * `bun run bench control [scenario]` runs only the control plane figures (bench/bench-control.ts, issue 30): 1,000
+ * emulated routers on one node, the full data model sync of a loaded scenario ('large' unless told; 'medium' is
+ * quicker) to one and to 100 routers, and policy changes to 100 subscribed routers; with BENCH_ZITI=/path/to/ziti the
+ * real controller too, and the ratios. Not part of the default run: it takes minutes (5-10 at 'large', 15-20 more
+ * with the real controller).
  * Environment: BENCH_SECONDS (per figure, default 3); BENCH_ROUNDS (rounds of the GET /version figures, default 3);
  * BENCH_NO_WRK=1 uses the in-process client even with wrk.
  */
@@ -335,6 +340,10 @@ if (process.argv[2] === 'policy') {
 } else if (process.argv[2] === 'digest') {
   const { runDigestBench } = await import('./bench-digest.ts')
   await runDigestBench(Number(process.argv[3] ?? 200_000))
+} else if (process.argv[2] === 'control') {
+  const { runControlBench } = await import('./bench-control.ts')
+  const parts = new Set((process.env.BENCH_CONTROL_PARTS ?? 'connect,sync').split(',').map((s) => s.trim())) as Set<'connect' | 'sync'>
+  await runControlBench({ scenario: scenarioByName(process.argv[3] ?? 'large'), zitiScenario: scenarioByName(process.env.BENCH_ZITI_SCENARIO ?? 'medium'), parts })
 } else if (process.argv[2] === 'reads') {
   printTargets(await main(true))
 } else if (process.argv[2] === 'logins') {
