@@ -17,7 +17,10 @@
  * - A handler that throws or rejects is logged; the channel goes on. Closing is idempotent: waiters are rejected,
  *   timers cleared, close listeners told once.
  */
-import { ChannelContentType, ChannelHeader, type Frame, type HeaderMap, encodeFrame } from '../wire/control-frame.ts'
+import { ChannelContentType, ChannelHeader, type Frame, type HeaderMap, encodeFrame, encodeFrameHead } from '../wire/control-frame.ts'
+
+/** Bodies this large are written after their frame's head rather than copied into one buffer with it. */
+const SHARED_BODY_BYTES = 64 * 1024
 import { encodeBool, encodeI32, encodeString, readI32 } from '../wire/control-headers.ts'
 import { Heartbeat, HEARTBEAT_DEFAULTS, type HeartbeatOptions } from './control-heartbeat.ts'
 
@@ -143,11 +146,22 @@ export class ControlChannel {
     }
     const answer = this.heartbeat.takeUnanswered()
     if (answer !== undefined) headers.set(ChannelHeader.HeartbeatResponse, answer)
-    const bytes = encodeFrame({ contentType: frame.contentType, sequence, headers, body: frame.body ?? new Uint8Array(0) })
-    this.opts.transport.write(bytes)
+    const out = { contentType: frame.contentType, sequence, headers, body: frame.body ?? new Uint8Array(0) }
+    let length: number
+    if (out.body.length >= SHARED_BODY_BYTES) {
+      // a large body (a full data model, shared by every router that gets it) goes as it is, after its head
+      const head = encodeFrameHead(out)
+      this.opts.transport.write(head)
+      this.opts.transport.write(out.body)
+      length = head.length + out.body.length
+    } else {
+      const bytes = encodeFrame(out)
+      this.opts.transport.write(bytes)
+      length = bytes.length
+    }
     this.opts.observer?.sent(frame.contentType)
     // what waited before this frame: one large frame (a full data model) is not a peer that does not read
-    if (this.opts.transport.bufferedBytes() - bytes.length > this.maxBufferedBytes) {
+    if (this.opts.transport.bufferedBytes() - length > this.maxBufferedBytes) {
       this.close(`the peer does not read: more than ${this.maxBufferedBytes} bytes wait to be sent`)
     }
     return sequence

@@ -109,6 +109,31 @@ export function encodeFrame(frame: Frame): Uint8Array {
   return out
 }
 
+/**
+ * A frame's prefix and headers, without its body: written before the body itself, a large body (a full data model
+ * sent to many routers) is handed to each connection as it is, not copied into one buffer per connection. The two
+ * together are the bytes of `encodeFrame`.
+ */
+export function encodeFrameHead(frame: Frame): Uint8Array {
+  let headerBytes = 0
+  for (const v of frame.headers.values()) headerBytes += 8 + v.length
+  const out = new Uint8Array(FRAME_PREFIX_BYTES + headerBytes)
+  const view = new DataView(out.buffer)
+  out.set(FRAME_MAGIC, 0)
+  view.setInt32(4, frame.contentType, true)
+  view.setInt32(8, frame.sequence, true)
+  view.setInt32(12, headerBytes, true)
+  view.setInt32(16, frame.body.length, true)
+  let at = FRAME_PREFIX_BYTES
+  for (const [key, value] of frame.headers) {
+    view.setInt32(at, key, true)
+    view.setInt32(at + 4, value.length, true)
+    out.set(value, at + 8)
+    at += 8 + value.length
+  }
+  return out
+}
+
 /** Whether the first four bytes are the V2 magic. */
 export function hasFrameMagic(bytes: Uint8Array): boolean {
   return bytes[0] === 0x03 && bytes[1] === 0x06 && bytes[2] === 0x09 && bytes[3] === 0x0c

@@ -136,12 +136,15 @@ describe('ControlChannel', () => {
       wallNs: () => 42n,
       maxBufferedBytes: 1_000,
     })
-    ch.send({ contentType: 20500, body: new Uint8Array(5_000) })
+    const body = new Uint8Array(100_000)
+    ch.send({ contentType: 20500, body })
     expect(ch.isClosed).toBe(false)
     // nothing of it was read: the next frame finds more than the limit waiting before it
     ch.send({ contentType: 1 })
     expect(ch.isClosed).toBe(true)
-    expect(sent).toHaveLength(2)
+    // the large body went as it is, after its head (not copied into one buffer with it)
+    expect(sent).toHaveLength(3)
+    expect(sent[1]).toBe(100_000)
   })
 
   it('answers a heartbeat in header 6 of the next frame out, once', () => {

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'bun:test'
 import {
   decodeFrame,
   encodeFrame,
+  encodeFrameHead,
   FRAME_CAPS,
   FrameError,
   HELLO_CAPS,
@@ -39,6 +40,14 @@ const RESULT_VECTOR = bytes(
 )
 
 const text = (s: string) => new TextEncoder().encode(s)
+
+describe('encodeFrameHead', () => {
+  it('is encodeFrame without the body: head then body are the same bytes', () => {
+    const frame = { contentType: 20500, sequence: 7, headers: new Map([[1026, new Uint8Array([1, 2, 3])]]), body: Uint8Array.from({ length: 70_000 }, (_, i) => i % 251) }
+    const head = encodeFrameHead(frame)
+    expect(Buffer.concat([head, frame.body]).equals(Buffer.from(encodeFrame(frame)))).toBe(true)
+  })
+})
 
 describe('encodeFrame and decodeFrame', () => {
   it('writes a hello exactly as the vector says, and reads it back', () => {

@@ -22,7 +22,8 @@ import { certFingerprintsOf, isRouterVisible } from '../../../src/domain/session
 import { ControlChannel, type ControlHandler } from '../../../src/control/channel/control-channel.ts'
 import { RouterRegistry, type ConnectedRouter } from '../../../src/control/control-routers.ts'
 import { SYNC_STATUS } from '../../../src/domain/router/router-presence.ts'
-import { decodeFrame, type Frame } from '../../../src/control/wire/control-frame.ts'
+import { FRAME_CAPS, type Frame } from '../../../src/control/wire/control-frame.ts'
+import { FrameReader } from '../../../src/control/wire/control-reader.ts'
 import { createSessionsFeature } from '../../../src/control/sessions/sessions-feature.ts'
 import { chunkCountOf, encodeSyncState, SyncIds, syncStatesOf } from '../../../src/control/sessions/sessions-sync.ts'
 import { MAX_TOKENS } from '../../../src/control/sessions/handler-api-session-heartbeat.ts'
@@ -78,9 +79,11 @@ afterEach(async () => {
 function connect(id: string, opts: { isEdge?: boolean } = {}) {
   const received: Frame[] = []
   let seq = 0
+  const reader = new FrameReader(FRAME_CAPS)
   const channel = new ControlChannel({
     label: id,
-    transport: { write: (b) => void received.push(decodeFrame(b)), bufferedBytes: () => 0, close: () => {} },
+    // a frame may come in two writes (a large body after its head): cut frames as a router's reader does
+    transport: { write: (b) => void received.push(...reader.push(b)), bufferedBytes: () => 0, close: () => {} },
     log: () => {},
     monotonicMs: () => 0,
   })
