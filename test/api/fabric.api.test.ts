@@ -288,15 +288,104 @@ describe('database, inspections and the cluster', () => {
     expect(res.body.data).toMatchObject({ inProgress: false, fixingErrors: false, results: [] })
   })
 
-  it('answers the cluster operations of a single node with SERVER_NOT_RUNNING_IN_HA_MODE, and refuses inspections', async () => {
+  it('answers the cluster operations of a single node with SERVER_NOT_RUNNING_IN_HA_MODE, and an inspection as failed', async () => {
     expectError(await srv.fabric.get('/cluster/list-members'), 400, 'SERVER_NOT_RUNNING_IN_HA_MODE')
     expectError(await srv.fabric.post('/cluster/add-member', { address: 'tls:x:1', isVoter: true }), 400, 'SERVER_NOT_RUNNING_IN_HA_MODE')
     expectError(await srv.fabric.post('/cluster/transfer-leadership', {}), 400, 'SERVER_NOT_RUNNING_IN_HA_MODE')
-    expectError(await srv.fabric.post('/inspections', { appRegex: '.*', requestedValues: ['stackdump'] }), 405, 'METHOD_NOT_ALLOWED')
+    const inspected = await srv.fabric.post('/inspections', { appRegex: '.*', requestedValues: ['stackdump'] })
+    expectStatus(inspected, 200)
+    expect(inspected.body.success).toBe(false)
+    expect(inspected.body.errors[0]).toContain('edgeplane answers no inspections')
   })
 
   it('answers an unknown fabric path with 404 and a known one with the wrong verb with 405', async () => {
     expectError(await srv.fabric.get('/no-such-thing', { offSpec: 'a path the fabric spec does not have, to see the 404' }), 404, 'NOT_FOUND')
     expectError(await srv.fabric.put('/links', {}, { offSpec: 'a verb the fabric spec does not have on /links, to see the 405' }), 405, 'METHOD_NOT_ALLOWED')
+  })
+})
+
+// Replays of what the real `ziti` CLI (openziti/ziti 804f55abb, /work/peers/bin/ziti in the issue's check) sent to an
+// edgeplane run from this tree: `ziti fabric list|create|update|delete|db|inspect`, `ziti ops cluster list` and
+// `ziti edge validate service-hosting`, each request as it went out (bodies from --output-request-json; list queries
+// as its generated fabric client writes them) and what the CLI reads of the answer.
+describe("the ziti CLI's requests", () => {
+  let token: string
+  beforeAll(async () => {
+    token = await srv.login(ADMIN.username, ADMIN.password)
+  })
+  const send = (method: string, path: string, body?: unknown) => srv.as(token, 'fabric')(method, path, body === undefined ? {} : { body })
+
+  it('ziti fabric list services|routers|terminators|links|circuits: a GET with no query, read with meta.pagination', async () => {
+    for (const list of ['/services', '/routers', '/terminators', '/links', '/circuits']) {
+      const res = await send('GET', list)
+      expectStatus(res, 200)
+      expect(Array.isArray(res.body.data)).toBe(true)
+      expect(res.body.meta.pagination).toMatchObject({ offset: 0, totalCount: res.body.data.length })
+    }
+  })
+
+  it("ziti fabric list routers 'name contains \"edge\"', and the lookup of a name to an id (id = \"x\" or name=\"x\")", async () => {
+    expect(ids(await send('GET', `/routers${q('name contains "edge"')}`)).sort()).toEqual([r1.id, r2.id].sort())
+    expect(ids(await send('GET', `/routers${q('id = "fab-transit" or name="fab-transit"')}`))).toEqual([transit])
+    expect(ids(await send('GET', `/services${q(`id = "${serviceId}" or name="${serviceId}"`)}`))).toEqual([serviceId])
+  })
+
+  it('ziti fabric create terminator / update terminator / delete terminator', async () => {
+    const made = await send('POST', '/terminators', { address: 'tcp:127.0.0.1:8081', binding: 'edge_transport', instanceId: '', router: transit, service: otherService })
+    expectStatus(made, 201)
+    const id = made.body.data.id as string
+    expectStatus(await send('PATCH', `/terminators/${id}`, { cost: 7, precedence: 'failed' }), 200)
+    expect((await send('GET', `/terminators${q(`id = "${id}"`)}`)).body.data[0]).toMatchObject({ binding: 'edge_transport', instanceId: '', cost: 7, precedence: 'failed' })
+    expectStatus(await send('DELETE', `/terminators/${id}`), 200)
+  })
+
+  it('ziti fabric update service --terminator-strategy; ziti fabric create service (refused: the CLI prints the reason)', async () => {
+    expectStatus(await send('PATCH', `/services/${otherService}`, { terminatorStrategy: 'weighted' }), 200)
+    expect((await send('GET', `/services/${otherService}`)).body.data.terminatorStrategy).toBe('weighted')
+    const refused = await send('POST', '/services', { maxIdleTimeMillis: 0, name: 'fab-only-31', tags: null })
+    expectError(refused, 405, 'METHOD_NOT_ALLOWED')
+  })
+
+  it('ziti fabric update router --cost --no-traversal / --disabled / --fingerprint; ziti fabric create router (refused)', async () => {
+    expectStatus(await send('PATCH', `/routers/${transit}`, { cost: 3, noTraversal: true }), 200)
+    expectStatus(await send('PATCH', `/routers/${transit}`, { disabled: true, name: 'fab-transit' }), 200)
+    expectStatus(await send('PATCH', `/routers/${transit}`, { disabled: false }), 200)
+    expect((await send('GET', `/routers/${transit}`)).body.data).toMatchObject({ cost: 3, noTraversal: true, disabled: false })
+    expectError(await send('PATCH', `/routers/${transit}`, { cost: 4, fingerprint: 'abcdef' }), 400, 'COULD_NOT_VALIDATE')
+    expectError(await send('PATCH', `/routers/${transit}`, { ctrlChanListeners: { 'tls:1.2.3.4:6262': ['g1'] } }), 400, 'COULD_NOT_VALIDATE')
+    const created = await send('POST', '/routers', { cost: 0, disabled: false, fingerprint: 'e7298563b5a54b60b103043c389c91f7cb75693b', id: 'fr31', name: 'fr31', noTraversal: false, tags: null })
+    expectError(created, 405, 'METHOD_NOT_ALLOWED')
+  })
+
+  it('ziti fabric update link --down / --static-cost, delete link, delete circuit [--immediate]: nothing here yet', async () => {
+    expectError(await send('PATCH', '/links/no-such-link', { down: true }), 404, 'NOT_FOUND')
+    expectError(await send('PATCH', '/links/no-such-link', { staticCost: 5 }), 404, 'NOT_FOUND')
+    expectError(await send('DELETE', '/links/no-such-link'), 405, 'METHOD_NOT_ALLOWED')
+    expectError(await send('DELETE', '/circuits/no-such-circuit', { immediate: false }), 404, 'NOT_FOUND')
+    expectError(await send('DELETE', '/circuits/no-such-circuit', { immediate: true }), 404, 'NOT_FOUND')
+  })
+
+  it('ziti fabric db snapshot / start-check-integrity / check-integrity-status; ziti fabric inspect; ziti ops cluster list', async () => {
+    srv.clock.advance(61_000)
+    const snap = await send('POST', '/database/snapshot', {})
+    expectStatus(snap, 200)
+    expect(typeof snap.body.data.path).toBe('string')
+    expectError(await send('POST', '/database/snapshot', {}), 429, 'RATE_LIMITED')
+    expectStatus(await send('POST', '/database/check-data-integrity'), 202)
+    expectStatus(await send('GET', '/database/data-integrity-results'), 200)
+    const inspected = await send('POST', '/inspections', { appRegex: '.*', requestedValues: ['stackdump'] })
+    expect([inspected.status, inspected.body.success, inspected.body.errors.length]).toEqual([200, false, 1])
+    expectError(await send('GET', '/cluster/list-members'), 400, 'SERVER_NOT_RUNNING_IN_HA_MODE')
+  })
+
+  it('ziti edge validate service-hosting: the services, every terminator (limit none), each service\'s Bind identities', async () => {
+    const services = await srv.as(token, 'management').get(`/services${q('sort by name limit none')}`)
+    expectStatus(services, 200)
+    const terminators = await send('GET', `/terminators${q('limit none')}`)
+    expectStatus(terminators, 200)
+    const hosted = terminators.body.data.filter((t: { serviceId: string; hostId: string }) => t.serviceId === serviceId && t.hostId === sdk.identityId)
+    expect(hosted.map((t: { id: string }) => t.id)).toEqual(['fab-hosted'])
+    const binders = await srv.as(token, 'management').get(`/services/${serviceId}/identities?policyType=bind&filter=${encodeURIComponent('limit none')}`)
+    expect(ids(binders)).toEqual([sdk.identityId])
   })
 })
