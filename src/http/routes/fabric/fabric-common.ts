@@ -7,7 +7,6 @@
  */
 import type { TSchema } from '@sinclair/typebox'
 import type { Router, Service, Terminator } from '../../../domain/policy/policy-types.ts'
-import type { CircuitControl, LinkControl } from '../../../domain/fabric/fabric-types.ts'
 import { ApiError } from '../../../errors/api-error.ts'
 import { ListQuery } from '../../../../schemas/common.ts'
 import { respondList } from '../../http-list.ts'
@@ -17,12 +16,6 @@ import { ROUTER_SYMBOLS, toRouterRow } from '../../mappers/router-mapper.ts'
 import { SERVICE_SYMBOLS, toServiceRow } from '../../mappers/service-mapper.ts'
 import { TERMINATOR_SYMBOLS, toTerminatorRow } from '../../mappers/terminator-mapper.ts'
 import { tableListing, type GraphRouteDeps, type Listing } from '../management/crud-routes.ts'
-
-/** What the fabric routes take: the graph routes' dependencies, and this node's links and circuits. */
-export interface FabricRouteDeps extends GraphRouteDeps {
-  links: LinkControl
-  circuits: CircuitControl
-}
 
 /** Every fabric route: the fabric API, admins only. */
 export const FABRIC = { apis: ['fabric'], access: 'admin' } as const

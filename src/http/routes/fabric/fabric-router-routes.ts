@@ -18,14 +18,14 @@ import { respondList } from '../../http-list.ts'
 import { route, type RouteDef } from '../../http-route.ts'
 import { toFabricRouterDetail } from '../../mappers/fabric-mapper.ts'
 import { changeOf } from '../route-change.ts'
-import { found, presentFields } from '../management/crud-routes.ts'
-import { FABRIC, fabricRouterListing, refusedRoute, terminatorSubList, type FabricRouteDeps } from './fabric-common.ts'
+import { found, presentFields, type GraphRouteDeps } from '../management/crud-routes.ts'
+import { FABRIC, fabricRouterListing, refusedRoute, terminatorSubList } from './fabric-common.ts'
 
 const ROUTES = { list: '/routers', item: '/routers/:id', terminators: '/routers/:id/terminators' } as const
 const FIELDS = ['name', 'cost', 'noTraversal', 'disabled', 'tags'] as const
 const tag = 'Router'
 
-export function fabricRouterRoutes(deps: FabricRouteDeps): RouteDef[] {
+export function fabricRouterRoutes(deps: GraphRouteDeps): RouteDef[] {
   const router = (id: string) => found(deps.graph.snapshot().routers.get(id))
   /** The checks of a fabric write body, then its fabric fields. */
   const fieldsOf = (id: string, body: { fingerprint?: string | null; configs?: string[] | null; ctrlChanListeners?: Record<string, unknown> | null }) => {

@@ -7,7 +7,9 @@ import type { DatabaseSnapshots } from '../../../flows/integrity/database-snapsh
 import { jsonBytes } from '../../http-envelope.ts'
 import { buildSwagger } from '../../http-openapi.ts'
 import { API_PREFIX, type RouteDef } from '../../http-route.ts'
-import { graphNames, type FabricRouteDeps } from './fabric-common.ts'
+import type { CircuitControl, LinkControl } from '../../../domain/fabric/fabric-types.ts'
+import type { GraphRouteDeps } from '../management/crud-routes.ts'
+import { graphNames } from './fabric-common.ts'
 import { fabricLinkRoutes } from './fabric-link-routes.ts'
 import { fabricOpsRoutes } from './fabric-ops-routes.ts'
 import { fabricRouterRoutes } from './fabric-router-routes.ts'
@@ -17,7 +19,16 @@ import { fabricTerminatorRoutes } from './fabric-terminator-routes.ts'
 /** Where the fabric API's spec document is served (go-swagger's `{basePath}/swagger.json`). */
 export const FABRIC_SPEC_PATH = `${API_PREFIX.fabric}/swagger.json`
 
-export function fabricRoutes(deps: FabricRouteDeps & { snapshots: DatabaseSnapshots; clustered: boolean }): RouteDef[] {
+/** What the fabric routes take: the graph routes' dependencies, this node's links and circuits, the snapshots. */
+export interface FabricRouteDeps extends GraphRouteDeps {
+  links: LinkControl
+  circuits: CircuitControl
+  snapshots: DatabaseSnapshots
+  /** A node of a cluster (the cluster operations' refusal says so). */
+  clustered: boolean
+}
+
+export function fabricRoutes(deps: FabricRouteDeps): RouteDef[] {
   return [
     ...fabricServiceRoutes(deps),
     ...fabricRouterRoutes(deps),

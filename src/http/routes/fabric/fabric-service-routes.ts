@@ -14,14 +14,14 @@ import { respondList } from '../../http-list.ts'
 import { route, type RouteDef } from '../../http-route.ts'
 import { toFabricServiceDetail } from '../../mappers/fabric-mapper.ts'
 import { changeOf } from '../route-change.ts'
-import { found, presentFields } from '../management/crud-routes.ts'
-import { FABRIC, fabricServiceListing, refusedRoute, terminatorSubList, type FabricRouteDeps } from './fabric-common.ts'
+import { found, presentFields, type GraphRouteDeps } from '../management/crud-routes.ts'
+import { FABRIC, fabricServiceListing, refusedRoute, terminatorSubList } from './fabric-common.ts'
 
 const ROUTES = { list: '/services', item: '/services/:id', terminators: '/services/:id/terminators' } as const
 const FIELDS = ['name', 'terminatorStrategy', 'maxIdleTimeMillis', 'tags'] as const
 const tag = 'Service'
 
-export function fabricServiceRoutes(deps: FabricRouteDeps): RouteDef[] {
+export function fabricServiceRoutes(deps: GraphRouteDeps): RouteDef[] {
   const write = (id: string, input: ServiceFields, ctx: Parameters<typeof changeOf>[0]) =>
     deps.graph.ask({ type: 'service.update', id, input, replace: false, change: changeOf(ctx) })
   return [

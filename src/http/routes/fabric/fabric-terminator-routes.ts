@@ -13,8 +13,8 @@ import { created, ok, okEmpty } from '../../http-envelope.ts'
 import { respondList } from '../../http-list.ts'
 import { route, type RouteCtx, type RouteDef } from '../../http-route.ts'
 import { changeOf } from '../route-change.ts'
-import { found, presentFields } from '../management/crud-routes.ts'
-import { FABRIC, fabricTerminatorListing, type FabricRouteDeps } from './fabric-common.ts'
+import { found, presentFields, type GraphRouteDeps } from '../management/crud-routes.ts'
+import { FABRIC, fabricTerminatorListing } from './fabric-common.ts'
 
 const ROUTES = { list: '/terminators', item: '/terminators/:id' } as const
 const FIELDS = ['service', 'router', 'binding', 'address', 'instanceId', 'instanceSecret', 'cost', 'precedence', 'tags'] as const
@@ -27,7 +27,7 @@ function fieldsOf(body: { hostId?: string }): TerminatorFields {
   return presentFields<TerminatorFields>(body, FIELDS, RENAME)
 }
 
-export function fabricTerminatorRoutes(deps: FabricRouteDeps): RouteDef[] {
+export function fabricTerminatorRoutes(deps: GraphRouteDeps): RouteDef[] {
   const update = (replace: boolean) => async (ctx: RouteCtx<{ hostId?: string }>) => {
     await deps.graph.ask({ type: 'terminator.update', id: ctx.params.id, input: fieldsOf(ctx.body), replace, change: changeOf(ctx) })
     return okEmpty()
