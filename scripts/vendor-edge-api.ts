@@ -11,11 +11,13 @@
  *
  * What is kept: the paths in their upstream order, each operation's operationId, consumes, produces, security and
  * parameters, each response's schema by status (a response without a schema stays, as `{}`: it still documents the
- * status), every definition, and every schema keyword (type, format, enum, required, properties, items,
- * additionalProperties, allOf, $ref, discriminator, bounds, `x-` extensions such as x-nullable). What is dropped:
- * description, summary, title, example and examples wherever they stand, operation tags, response headers (each
- * response declares the same WWW-Authenticate), and the host and contact of `info`. Keys keep the upstream order,
- * so the same documents always give the same bytes.
+ * status; one that is a `$ref` to the document's shared `responses` stays that `$ref`), every definition, the shared
+ * `parameters` and `responses` (the same way), and every schema keyword (type, format, enum, required, properties,
+ * items, additionalProperties, allOf, $ref, discriminator, bounds, `x-` extensions such as x-nullable). What is
+ * dropped: description, summary, title, example and examples wherever they stand, operation tags, response headers
+ * (each response declares the same WWW-Authenticate), and the host and contact of `info`. Keys keep the upstream
+ * order, so the same documents always give the same bytes. The same compact form serves the fabric document
+ * (scripts/vendor-fabric-api.ts).
  */
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -59,10 +61,19 @@ function parameter(p: Json): Json {
   return keep(p, (k) => PROSE.has(k), (k, v) => (k === 'schema' || k === 'items' ? schema(v) : v))
 }
 
+/**
+ * A response: its schema (none: `{}`, which still documents the status), or the `$ref` to a shared one of the
+ * document's `responses` (the fabric document names most of its responses that way).
+ */
+function response(r: Json): Json {
+  if (isObj(r) && typeof r.$ref === 'string') return { $ref: r.$ref }
+  return isObj(r) && r.schema !== undefined ? { schema: schema(r.schema) } : {}
+}
+
 function operation(op: Obj): Obj {
   return keep(op, (k) => PROSE.has(k) || k === 'tags', (k, v) => {
     if (k === 'parameters' && Array.isArray(v)) return v.map(parameter)
-    if (k === 'responses' && isObj(v)) return keep(v, () => false, (_status, r) => (isObj(r) && r.schema !== undefined ? { schema: schema(r.schema) } : {}))
+    if (k === 'responses' && isObj(v)) return keep(v, () => false, (_status, r) => response(r))
     return v
   })
 }
@@ -77,6 +88,9 @@ export function compactSpec(doc: Obj): Obj {
       )
     }
     if (k === 'definitions' && isObj(v)) return keep(v, () => false, (_name, d) => schema(d))
+    // the shared parameters and responses that operations name by `$ref` (the fabric document has them)
+    if (k === 'parameters' && isObj(v)) return keep(v, () => false, (_name, p) => parameter(p))
+    if (k === 'responses' && isObj(v)) return keep(v, () => false, (_name, r) => response(r))
     if (k === 'securityDefinitions' && isObj(v)) return keep(v, () => false, (_name, d) => (isObj(d) ? keep(d, (dk) => PROSE.has(dk)) : d))
     return v
   })

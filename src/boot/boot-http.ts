@@ -26,6 +26,7 @@ import { createConnectionMetrics, type HttpMetrics } from '../http/http-metrics.
 import type { WriteQueue } from '../http/http-write-queue.ts'
 import type { RouteDef } from '../http/http-route.ts'
 import { consoleRoutes } from '../http/console/console-routes.ts'
+import { FABRIC_SPEC_PATH, fabricSpecAnswer } from '../http/routes/fabric/fabric-routes.ts'
 import { CONSOLE } from '../console/console-assets.ts'
 import { peerSecretOf, SNAPSHOT_PATH, snapshotRoute } from '../cluster/cluster-snapshot.ts'
 import type { ControlPlane } from '../control/control-module.ts'
@@ -142,6 +143,8 @@ export function buildHttp(
       '/edge/client/v1/.well-known/est/cacerts': cacerts,
       '/edge/management/v1/.well-known/est/cacerts': cacerts,
       '/health-checks': healthChecks,
+      // the fabric API's spec document, where go-swagger serves the real controller's (no session)
+      [FABRIC_SPEC_PATH]: fabricSpecAnswer(() => ctx.routes, VERSION),
       // members fetch each other's state with a proof of membership, no session (cluster/cluster-snapshot.ts)
       ...(clusterNode ? { [SNAPSHOT_PATH]: snapshotRoute({ store, secret: peerSecretOf(opts.dataDir), now: () => clock.now(), note: log }) } : {}),
       // on the listener the metrics are for admins (they show the load and the counts of everything)

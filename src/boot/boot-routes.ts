@@ -1,6 +1,6 @@
 /**
- * The route table of both edge APIs: each routes module with what it needs of the actors, flows and the control
- * plane's presence view. Order matters only for the version routes, which list the table itself.
+ * The route table of both edge APIs and the fabric API: each routes module with what it needs of the actors, flows
+ * and the control plane's presence view. Order matters only for the version routes, which list the table itself.
  */
 import type { Clock } from '../lib/clock.ts'
 import { policiesNamingSigner } from '../domain/identity/identity-auth-policy.ts'
@@ -49,6 +49,9 @@ import { clientServiceRoutes } from '../http/routes/client/client-service-routes
 import { sessionRoutes } from '../http/routes/client/session-routes.ts'
 import { apiSessionCertificateRoutes } from '../http/routes/client/api-session-certificate-routes.ts'
 import { postureResponseRoutes } from '../http/routes/client/posture-response-routes.ts'
+import { fabricRoutes } from '../http/routes/fabric/fabric-routes.ts'
+import type { CircuitControl, LinkControl } from '../domain/fabric/fabric-types.ts'
+import { NO_CIRCUITS, NO_LINKS } from './boot-fabric.ts'
 import { createEnrollByToken } from '../flows/enroll/enroll-by-token.ts'
 import { createEnrollKeys } from '../flows/enroll/enroll-keys.ts'
 import type { createControllerMetrics } from '../http/http-metrics.ts'
@@ -73,6 +76,9 @@ export function bootRoutes(
     /** The circuits this node holds (the control plane). */
     circuits?: CircuitReads
     serviceListed: ReturnType<typeof createControllerMetrics>['serviceListed']
+    /** This node's links and circuits for the fabric API (absent: none yet, boot-fabric.ts). */
+    links?: LinkControl
+    circuits?: CircuitControl
   },
 ): RouteDef[] {
   const { identities, sessions, graph, ca, controllers, clusterNode, graphLookups } = actors
@@ -132,6 +138,9 @@ export function bootRoutes(
     ...controllerSettingRoutes({ controllers }),
     ...networkJwtRoutes({ jwts: createNetworkJwts({ ca, advertisedUrl: () => ctx.addresses.baseUrl }) }),
     ...protocolRoutes({ advertisedUrl: () => ctx.addresses.baseUrl }),
+    ...fabricRoutes({
+      ...graphRouteDeps, links: ctx.links ?? NO_LINKS, circuits: ctx.circuits ?? NO_CIRCUITS, snapshots: ops.snapshots, clustered: clusterNode !== undefined,
+    }),
   )
   return routes
 }

@@ -140,6 +140,7 @@ export class RouterRegistry implements RouterPresenceReads {
       versionInfo: r.versionInfo,
       capabilities: reported?.capabilities ?? [],
       ctrlChanListeners: r.ctrlChanListeners,
+      linkListeners: r.linkListeners,
     }
   }
 

@@ -80,6 +80,8 @@ export const API_ERRORS = {
   CLUSTER_NO_LEADER: { status: 503, message: 'Cluster has no leader, unable to process request' },
   /** A cluster node whose state is behind the log's compaction point: it serves nothing it cannot keep current. */
   CLUSTER_NODE_STALE: { status: 503, message: 'This cluster node has fallen behind the log and must be restored from a newer backup' },
+  /** The fabric API's cluster operations on a controller that is not a cluster node (apierror ServerNotRunningInHAMode). */
+  SERVER_NOT_RUNNING_IN_HA_MODE: { status: 400, message: 'The server is not running in HA mode. HA operations are not permitted' },
   MAX_AUTHENTICATOR_METHODS_REACHED: { status: 409, message: 'The identity already has the maximum number of authenticators of this method' },
   CAN_NOT_UPDATE_AUTHENTICATOR: { status: 409, message: 'The authenticator cannot be updated' },
   INVALID_CLIENT_CERT: { status: 400, message: 'The provided client certificate is invalid' },

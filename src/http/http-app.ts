@@ -1,6 +1,7 @@
 /**
  * The Elysia application: route mounting from RouteDefs, the request pipeline of every route, the error mapper,
- * path aliases (bare paths and /edge/v1 go to the Client API), CORS and the common response headers.
+ * path aliases (bare paths and /edge/v1 go to the Client API; /fabric/v1 is the fabric API), CORS and the common
+ * response headers.
  * The pipeline of a route, in this order (Elysia itself parses and validates nothing):
  * 1. access: the session is resolved and the route's access level enforced (401 before anything is read);
  * 2. query: parsed from the URL and checked against the route's query schema;
@@ -118,7 +119,7 @@ export function buildApp(routes: readonly RouteDef[], deps: AppDeps): App {
   const thrownAt = (request: Request, requestId: string) => ({ method: request.method, path: new URL(request.url).pathname, requestId })
   const app = new Elysia({ aot: true, normalize: false }).onError(({ code, error, request }) => {
     const requestId = requestIdOf(request)
-    if (error instanceof ApiError) return renderApiError(error, requestId)
+    if (error instanceof ApiError) return renderApiError(error, requestId, { textValues: isFabricPath(new URL(request.url).pathname) })
     if (code === 'NOT_FOUND') {
       const path = new URL(request.url).pathname
       if (known.some((k) => k.re.test(path) && k.method !== request.method)) return renderApiError(new ApiError('METHOD_NOT_ALLOWED'), requestId)
@@ -212,6 +213,9 @@ export function buildApp(routes: readonly RouteDef[], deps: AppDeps): App {
     },
   }
 }
+
+/** A path of the fabric API, whose error answers write a field cause's value as text (http-errors.ts CauseStyle). */
+const isFabricPath = (path: string): boolean => path.startsWith(`${API_PREFIX.fabric}/`)
 
 /** The real controller's aliases: /edge/v1/... is the Client API; paths outside /edge and /.well-known get its prefix. */
 function aliasPath(path: string): string {

@@ -10,12 +10,22 @@ import { json } from './http-envelope.ts'
 
 export const ERROR_META = { apiEnrollmentVersion: '0.0.1', apiVersion: '0.0.1' } as const
 
+/** How an answer renders its cause: `textValues` (the fabric API) writes a field cause's value as text. */
+export interface CauseStyle {
+  /** The fabric spec types a field error's `value` as a string (its generated clients decode nothing else). */
+  textValues?: boolean
+}
+
+const asText = (v: unknown): string => (typeof v === 'string' ? v : (JSON.stringify(v) ?? String(v)))
+
 /** The wire form of an error's cause (the envelope's `error.cause`, the OIDC login endpoints' bare `cause`). */
-export function renderCause(c: ApiErrorCause | undefined, requestId: string): Record<string, unknown> | undefined {
+export function renderCause(c: ApiErrorCause | undefined, requestId: string, style: CauseStyle = {}): Record<string, unknown> | undefined {
   if (!c) return undefined
   switch (c.kind) {
-    case 'field':
-      return { field: c.field, reason: c.reason, value: c.value === undefined ? '' : c.value }
+    case 'field': {
+      const value = c.value === undefined ? '' : style.textValues ? asText(c.value) : c.value
+      return { field: c.field, reason: c.reason, value }
+    }
     case 'api':
       return { code: c.code, message: c.message, requestId }
     case 'data':
@@ -24,9 +34,9 @@ export function renderCause(c: ApiErrorCause | undefined, requestId: string): Re
 }
 
 /** Renders an ApiError as its wire answer. */
-export function renderApiError(err: ApiError, requestId: string = newShortId()): Response {
+export function renderApiError(err: ApiError, requestId: string = newShortId(), style: CauseStyle = {}): Response {
   const error: Record<string, unknown> = { code: err.code, message: err.message, requestId }
-  const cause = renderCause(err.apiCause, requestId)
+  const cause = renderCause(err.apiCause, requestId, style)
   if (cause) error.cause = cause
   return json(err.status, { error, meta: ERROR_META }, err.headers)
 }

@@ -104,10 +104,17 @@ function pathParams(path: string): string[] {
   return [...path.matchAll(/:([A-Za-z]+)/g)].map((m) => m[1])
 }
 
+/** The official operations of `api` that edgeplane refuses (route records with `refused`), as swagger `METHOD /path`. */
+export function refusedOperations(api: ApiName, routes: readonly RouteDef[]): { method: HttpMethod; path: string; why: string }[] {
+  return routes.filter((r) => r.refused !== undefined && r.apis.includes(api)).map((r) => ({ method: r.method, path: r.path.replace(/:([A-Za-z]+)/g, '{$1}'), why: r.refused! }))
+}
+
+const TITLES: Record<ApiName, string> = { client: 'edgeplane Client API', management: 'edgeplane Management API', fabric: 'edgeplane Fabric API' }
+
 export function buildSwagger(api: ApiName, routes: readonly RouteDef[], version: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {}
   for (const r of routes) {
-    if (!r.apis.includes(api)) continue
+    if (!r.apis.includes(api) || r.refused !== undefined) continue
     const p = r.path.replace(/:([A-Za-z]+)/g, '{$1}')
     const parameters: unknown[] = pathParams(r.path).map((name) => ({ name, in: 'path', required: true, type: 'string' }))
     const q = r.query as { properties?: Record<string, TSchema>; required?: string[] } | undefined
@@ -147,7 +154,8 @@ export function buildSwagger(api: ApiName, routes: readonly RouteDef[], version:
       },
     }
   }
-  for (const op of ROOT_SERVED_OPERATIONS) {
+  // the fabric API has no root-served operations (its spec document, /fabric/v1/swagger.json, is no operation)
+  for (const op of api === 'fabric' ? [] : ROOT_SERVED_OPERATIONS) {
     paths[op.path] ??= {}
     paths[op.path][op.method] = {
       summary: op.summary,
@@ -161,7 +169,7 @@ export function buildSwagger(api: ApiName, routes: readonly RouteDef[], version:
   }
   return {
     swagger: '2.0',
-    info: { title: `edgeplane ${api === 'client' ? 'Client' : 'Management'} API`, version },
+    info: { title: TITLES[api], version },
     basePath: API_PREFIX[api],
     schemes: ['https'],
     consumes: ['application/json'],

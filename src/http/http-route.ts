@@ -6,12 +6,13 @@
 import type { Static, TSchema } from '@sinclair/typebox'
 import type { AccessLevel, AuthContext } from './http-auth.ts'
 
-export type ApiName = 'client' | 'management'
+export type ApiName = 'client' | 'management' | 'fabric'
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
 
 export const API_PREFIX: Record<ApiName, string> = {
   client: '/edge/client/v1',
   management: '/edge/management/v1',
+  fabric: '/fabric/v1',
 }
 
 /** What a handler receives. `auth` is set on every route whose access is not public. */
@@ -47,6 +48,12 @@ export interface RouteDef {
   /** The success answer is `response` itself, not `{data, meta}` (the spec's `jwks` and `nonceSignature`). */
   bare?: true
   successStatus?: number
+  /**
+   * An official operation edgeplane answers only with a refusal (or with the real controller's refusal where it has
+   * one, and a refusal beyond): why. Left out of the served spec; the served-spec test holds the official operations
+   * to be served or refused.
+   */
+  refused?: string
   handle(ctx: RouteCtx<any, any>): Response | Promise<Response>
 }
 

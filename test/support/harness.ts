@@ -1,6 +1,6 @@
 /**
  * The API test harness: starts the real server (startServer) on port 0 with a temporary data directory, real TLS and
- * a FakeClock, and gives typed HTTPS clients for both APIs. One server per test file. Every JSON answer any of its
+ * a FakeClock, and gives typed HTTPS clients for the edge APIs and the fabric API. One server per test file. Every JSON answer any of its
  * clients receives is checked against the official spec (spec-check.ts); a violation fails the request's test.
  */
 import { TEST_EPOCH_MS } from './test-epoch.ts'
@@ -67,9 +67,11 @@ export interface TestServer {
   mgmt: ApiClient
   /** Client API client (no session until `login`). */
   client: ApiClient
+  /** Fabric API client (`/fabric/v1`) logged in as the default admin. */
+  fabric: ApiClient
   login(username: string, password: string, api?: 'client' | 'management'): Promise<string>
   /** A client of `api` that sends `token`. */
-  as(token: string | undefined, api: 'client' | 'management'): ApiClient
+  as(token: string | undefined, api: 'client' | 'management' | 'fabric'): ApiClient
   /** Creates a resource through the Management API as the admin; asserts 201 and answers its id. */
   create(path: string, body: Record<string, unknown>): Promise<string>
   restart(): Promise<void>
@@ -140,7 +142,7 @@ export async function startTestServer(opts: Partial<ServerOptions> = {}): Promis
     call.del = (p, o) => call('DELETE', p, o)
     return call
   }
-  const prefixOf = (api: 'client' | 'management') => (api === 'client' ? '/edge/client/v1' : '/edge/management/v1')
+  const prefixOf = (api: 'client' | 'management' | 'fabric') => (api === 'client' ? '/edge/client/v1' : api === 'fabric' ? '/fabric/v1' : '/edge/management/v1')
 
   t.raw = makeClient('', () => undefined)
   t.as = (token, api) => {
@@ -157,6 +159,7 @@ export async function startTestServer(opts: Partial<ServerOptions> = {}): Promis
   t.login = login
   const adminToken = { value: '' }
   t.mgmt = makeClient(prefixOf('management'), () => adminToken.value)
+  t.fabric = makeClient(prefixOf('fabric'), () => adminToken.value)
   t.client = makeClient(prefixOf('client'), () => undefined)
   adminToken.value = await login(ADMIN.username, ADMIN.password)
   t.create = async (path, body) => {

@@ -1,13 +1,16 @@
 /**
- * Checks a JSON answer against the official edge-api swagger 2.0 documents, as a client generated from them would read
- * it, plus what clients generated from older specs need. The harness runs it on every answer its clients receive; it
- * never changes an answer. The documents are read from their vendored form in test/fixtures/edge-api/ (client.json,
- * management.json: openziti/edge-api's client.yml and management.yml without descriptions and examples, written by
- * scripts/vendor-edge-api.ts; commit and license in SOURCE there).
+ * Checks a JSON answer against the official swagger 2.0 documents of the three APIs, as a client generated from them
+ * would read it, plus what clients generated from older specs need. The harness runs it on every answer its clients
+ * receive; it never changes an answer. The documents are read from their vendored form: test/fixtures/edge-api/
+ * (client.json, management.json: openziti/edge-api's client.yml and management.yml without descriptions and examples,
+ * written by scripts/vendor-edge-api.ts) and test/fixtures/fabric-api/ (fabric.json: openziti/ziti's
+ * controller/specs/swagger.yml, written by scripts/vendor-fabric-api.ts); commit and license in SOURCE there.
  *
- * - The operation is found from method and path: the API prefix says which spec, bare paths and /edge/v1 are Client API
- *   aliases, root /version is the client spec's /version. A path or method absent from the spec fails unless it is one
- *   of edgeplane's own operations (EDGEPLANE_EXTENSIONS in src/http/http-openapi.ts).
+ * - The operation is found from method and path: the API prefix says which spec (/fabric/v1 is the fabric document),
+ *   bare paths and /edge/v1 are Client API aliases, root /version is the client spec's /version. A path or method
+ *   absent from the spec fails unless it is one of edgeplane's own operations (EDGEPLANE_EXTENSIONS in
+ *   src/http/http-openapi.ts). Parameters and responses an operation names by `$ref` (the fabric document's shared
+ *   `parameters` and `responses`) are read through the reference.
  * - The schema comes from the status, else `default`; an error status the operation does not list is checked as the
  *   spec's apiErrorEnvelope (a generated client reads it as an unknown error); an undocumented 2xx fails.
  * - ajv checks required properties, JSON types, enums and `date-time` formats strictly. Swagger 2.0 adaptations:
@@ -31,15 +34,21 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { EDGEPLANE_EXTENSIONS } from '../../src/http/http-openapi.ts'
 
-export type SpecName = 'client' | 'management'
+export type SpecName = 'client' | 'management' | 'fabric'
 
-/** The vendored documents, `<spec>.json` (see scripts/vendor-edge-api.ts). */
+/** The vendored edge-api documents, `<spec>.json` (see scripts/vendor-edge-api.ts). */
 export const SPEC_DIR = join(import.meta.dir, '..', 'fixtures', 'edge-api')
+/** The vendored fabric document, fabric.json (see scripts/vendor-fabric-api.ts). */
+export const FABRIC_SPEC_DIR = join(import.meta.dir, '..', 'fixtures', 'fabric-api')
+
+/** The file a spec is read from. */
+export const specFile = (name: SpecName): string => join(name === 'fabric' ? FABRIC_SPEC_DIR : SPEC_DIR, `${name}.json`)
 
 const PREFIXES: readonly [string, SpecName][] = [
   ['/edge/client/v1', 'client'],
   ['/edge/management/v1', 'management'],
   ['/edge/v1', 'client'],
+  ['/fabric/v1', 'fabric'],
 ]
 
 /** The spec and the path inside it that the listener serves at `pathname` (the real controller's aliases). */
@@ -70,7 +79,13 @@ interface PathEntry {
   ops: Map<string, Operation>
 }
 interface LoadedSpec {
-  doc: { paths: Record<string, Record<string, unknown>>; definitions: Record<string, Schema> }
+  doc: {
+    paths: Record<string, Record<string, unknown>>
+    definitions: Record<string, Schema>
+    /** Shared parameters and responses, named by `$ref` from operations (the fabric document has them). */
+    parameters?: Record<string, SpecParameter>
+    responses?: Record<string, { schema?: Schema }>
+  }
   paths: PathEntry[]
   /** Each definition adapted to JSON schema, with `$id` `<spec>:<name>` (see defId). */
   definitions: Schema[]
@@ -92,7 +107,7 @@ export function specDocument(name: SpecName): LoadedSpec['doc'] {
 function loadSpec(name: SpecName): LoadedSpec {
   const cached = specs.get(name)
   if (cached) return cached
-  const spec = buildSpec(name, JSON.parse(readFileSync(join(SPEC_DIR, `${name}.json`), 'utf8')) as LoadedSpec['doc'])
+  const spec = buildSpec(name, JSON.parse(readFileSync(specFile(name), 'utf8')) as LoadedSpec['doc'])
   specs.set(name, spec)
   for (const a of engines.values()) addDefinitions(a, spec)
   return spec
@@ -101,14 +116,27 @@ function loadSpec(name: SpecName): LoadedSpec {
 /** What the checker makes of a swagger document: operations in matching order, definitions adapted to JSON schema. */
 function buildSpec(name: SpecName, doc: LoadedSpec['doc']): LoadedSpec {
   const paths: PathEntry[] = []
-  const param = (p: SpecParameter): SpecParameter => ({ name: p.name, in: p.in })
+  // a `$ref` to the document's shared parameters or responses (`#/parameters/limit`, `#/responses/listLinks`)
+  const shared = <T>(section: Record<string, T> | undefined, prefix: string, v: T | { $ref?: unknown }): T => {
+    const ref = (v as { $ref?: unknown }).$ref
+    if (typeof ref !== 'string' || !ref.startsWith(prefix)) return v as T
+    const target = section?.[ref.slice(prefix.length)]
+    if (target === undefined) throw new Error(`${name} spec: ${ref} names nothing`)
+    return target
+  }
+  const param = (p: SpecParameter): SpecParameter => {
+    const r = shared(doc.parameters, '#/parameters/', p)
+    return { name: r.name, in: r.in }
+  }
+  const responsesOf = (rs: Operation['responses'] | undefined): Operation['responses'] =>
+    Object.fromEntries(Object.entries(rs ?? {}).map(([status, r]) => [status, r === undefined ? r : shared(doc.responses, '#/responses/', r)]))
   for (const [template, item] of Object.entries(doc.paths)) {
     const ops = new Map<string, Operation>()
-    const shared = ((item.parameters as SpecParameter[] | undefined) ?? []).map(param)
+    const common = ((item.parameters as SpecParameter[] | undefined) ?? []).map(param)
     for (const [m, o] of Object.entries(item)) {
       if (!HTTP_METHODS.includes(m)) continue
       const op = o as { responses?: Operation['responses']; parameters?: SpecParameter[] }
-      ops.set(m.toUpperCase(), { template, method: m.toUpperCase(), parameters: [...shared, ...(op.parameters ?? []).map(param)], responses: op.responses ?? {} })
+      ops.set(m.toUpperCase(), { template, method: m.toUpperCase(), parameters: [...common, ...(op.parameters ?? []).map(param)], responses: responsesOf(op.responses) })
     }
     paths.push({ template, re: templateRe(template), literals: template.split('/').filter((s) => s !== '' && !s.startsWith('{')).length, ops })
   }

@@ -33,6 +33,13 @@ export interface RouterVersionInfo {
 
 export const NO_VERSION: Readonly<RouterVersionInfo> = Object.freeze({ version: '', revision: '', buildDate: '', os: '', arch: '' })
 
+/** A link listener a router announced in its hello: where other routers dial it, over which protocol, for which groups. */
+export interface RouterLinkListener {
+  readonly address: string
+  readonly protocol: string
+  readonly groups: readonly string[]
+}
+
 /** A router's presence as the REST views read it. */
 export interface RouterPresence {
   readonly isOnline: boolean
@@ -45,6 +52,8 @@ export interface RouterPresence {
   readonly capabilities: readonly string[]
   /** Its own control listeners (address → groups), from its hello. */
   readonly ctrlChanListeners: Readonly<Record<string, readonly string[]>>
+  /** Its link listeners, from its hello (the fabric API's `listenerAddresses`); none while offline. */
+  readonly linkListeners: readonly RouterLinkListener[]
 }
 
 export const OFFLINE: RouterPresence = Object.freeze({
@@ -55,6 +64,7 @@ export const OFFLINE: RouterPresence = Object.freeze({
   versionInfo: NO_VERSION,
   capabilities: Object.freeze([]),
   ctrlChanListeners: Object.freeze({}),
+  linkListeners: Object.freeze([]),
 })
 
 /** The read the HTTP views depend on (the control plane's router registry answers it). */

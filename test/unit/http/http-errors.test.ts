@@ -48,6 +48,18 @@ describe('renderApiError', () => {
     expect(body.error.cause).toEqual({ field: 'name', reason: 'name is required', value: '' })
   })
 
+  it('writes a field cause\'s value as text for the fabric API, whose spec types it as a string', async () => {
+    const cause = async (value: unknown) => ((await renderApiError(ApiError.invalidField('f', 'r', value), 'q', { textValues: true }).json()) as any).error.cause.value
+    expect(await cause('as is')).toBe('as is')
+    expect(await cause(5)).toBe('5')
+    expect(await cause(true)).toBe('true')
+    expect(await cause({ a: [1] })).toBe('{"a":[1]}')
+    expect(await cause(null)).toBe('null')
+    expect(await cause(undefined)).toBe('')
+    // the edge APIs keep the value as it was sent
+    expect(((await renderApiError(ApiError.invalidField('f', 'r', 5)).json()) as any).error.cause.value).toBe(5)
+  })
+
   it('renders message causes with code and requestId', async () => {
     const body = (await renderApiError(ApiError.invalidFilter('unknown symbol')).json()) as any
     expect(body.error.cause).toMatchObject({ code: 'UNHANDLED', message: 'unknown symbol' })

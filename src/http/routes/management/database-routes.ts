@@ -1,7 +1,8 @@
 /**
  * Management API: database snapshots and the data integrity check and fix (flows/integrity). Admin only, as the real
  * controller. Times not yet known (no run yet, a run in progress) render as Go's zero time, as the real controller's
- * zero `time.Time` does.
+ * zero `time.Time` does. The integrity check, fix and results are the fabric API's too (the same operations there);
+ * its snapshots are fabric-ops-routes.ts.
  */
 import { Empty } from '../../../../schemas/common.ts'
 import { DataIntegrityCheckDetails } from '../../../../schemas/database.ts'
@@ -15,6 +16,7 @@ const at = (ms: number | null) => (ms === null ? ZERO_TIME : new Date(ms).toISOS
 
 export function databaseRoutes(deps: { snapshots: DatabaseSnapshots; integrity: IntegrityRunner }): RouteDef[] {
   const common = { apis: ['management'] as const, access: 'admin' as const, tag: 'Database' }
+  const integrity = { ...common, apis: ['management', 'fabric'] as const }
   const start = (fix: boolean) => () => {
     deps.integrity.start(fix)
     return json(202, { data: {}, meta: {} })
@@ -28,15 +30,15 @@ export function databaseRoutes(deps: { snapshots: DatabaseSnapshots; integrity: 
       },
     }),
     route({
-      ...common, method: 'POST', path: '/database/check-data-integrity', summary: 'Start a data integrity check', response: Empty, successStatus: 202,
+      ...integrity, method: 'POST', path: '/database/check-data-integrity', summary: 'Start a data integrity check', response: Empty, successStatus: 202,
       handle: start(false),
     }),
     route({
-      ...common, method: 'POST', path: '/database/fix-data-integrity', summary: 'Start a data integrity check that fixes what it can', response: Empty,
+      ...integrity, method: 'POST', path: '/database/fix-data-integrity', summary: 'Start a data integrity check that fixes what it can', response: Empty,
       successStatus: 202, handle: start(true),
     }),
     route({
-      ...common, method: 'GET', path: '/database/data-integrity-results', summary: 'The results of the last data integrity run',
+      ...integrity, method: 'GET', path: '/database/data-integrity-results', summary: 'The results of the last data integrity run',
       response: DataIntegrityCheckDetails,
       handle: () => {
         const r = deps.integrity.results()

@@ -57,6 +57,7 @@ export function versionDocument(v: VersionInfo) {
       edge: entry(API_PREFIX.client),
       'edge-client': entry(API_PREFIX.client),
       'edge-management': entry(API_PREFIX.management),
+      fabric: entry(API_PREFIX.fabric),
       ...(v.oidc ? { 'edge-oidc': entry(OIDC_PREFIX) } : {}),
     },
     capabilities: capabilitiesOf(v),
