@@ -6,7 +6,6 @@ import type { Clock } from '../lib/clock.ts'
 import { policiesNamingSigner } from '../domain/identity/identity-auth-policy.ts'
 import type { RouteDef } from '../http/http-route.ts'
 import type { RouterPresenceReads } from '../domain/router/router-presence.ts'
-import type { CircuitReads } from '../domain/fabric/fabric-types.ts'
 import { versionRoutes, type VersionInfo } from '../http/routes/shared/version-routes.ts'
 import { authenticateRoutes } from '../http/routes/shared/authenticate-routes.ts'
 import { currentIdentityRoutes } from '../http/routes/shared/current-identity-routes.ts'
@@ -73,10 +72,8 @@ export function bootRoutes(
     version: VersionInfo
     addresses: Addresses
     presence: RouterPresenceReads
-    /** The circuits this node holds (the control plane). */
-    circuits?: CircuitReads
     serviceListed: ReturnType<typeof createControllerMetrics>['serviceListed']
-    /** This node's links and circuits for the fabric API (absent: none yet, boot-fabric.ts). */
+    /** This node's links and circuits (the control plane) for the fabric API and the sessions' route paths. */
     links?: LinkControl
     circuits?: CircuitControl
   },

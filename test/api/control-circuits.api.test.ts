@@ -234,6 +234,29 @@ describe('teardown and confirmation', () => {
   })
 })
 
+describe('the fabric API\'s view of circuits', () => {
+  it('lists and shows a live circuit with its service, terminator and path, and deletes it (Unroute to its router)', async () => {
+    const s = await service()
+    const a = await dial(s.dialer)
+    if (!a.ok) throw new Error(a.message)
+    const list = await srv.fabric.get('/circuits?limit=500')
+    expectStatus(list, 200)
+    expect(list.body.data.map((c: { id: string }) => c.id)).toContain(a.circuitId)
+    const one = await srv.fabric.get(`/circuits/${a.circuitId}`)
+    expectStatus(one, 200)
+    expect(one.body.data).toMatchObject({
+      id: a.circuitId,
+      clientId: s.dialer.sessionId,
+      service: { id: s.serviceId },
+      terminator: { id: s.terminatorIds[0] },
+      path: { nodes: [{ id: r1.id }], links: [] },
+    })
+    expectStatus(await srv.fabric.del(`/circuits/${a.circuitId}`, { body: { immediate: true } }), 200)
+    await emu.waitFor(() => unroutesOf(emu).some((u) => u.circuitId === a.circuitId && u.now), 3_000, 'the Unroute of the deleted circuit')
+    expectStatus(await srv.fabric.get(`/circuits/${a.circuitId}`), 404)
+  })
+})
+
 describe('CreateCircuitV3 (an OIDC SDK\'s dial)', () => {
   it('builds the circuit under the id its router chose, for the identity of the access token; refuses another identity and a service it may not dial', async () => {
     const s = await service()
