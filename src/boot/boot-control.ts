@@ -18,6 +18,9 @@ import { createSessionsFeature } from '../control/sessions/sessions-feature.ts'
 import { createTerminatorsFeature } from '../control/terminators/terminators-feature.ts'
 import type { WriteGate } from '../control/terminators/terminator-context.ts'
 import { createRouterSessionCheck } from '../flows/routers/router-session-check.ts'
+import { LinkRegistry } from '../control/links/link-registry.ts'
+import { createLinksFeature } from '../control/links/links-feature.ts'
+import { createFaultDispatcher } from '../control/faults/fault-dispatcher.ts'
 import { VERSION, BUILD_DATE, REVISION } from '../version.ts'
 import type { Actors } from './boot-actors.ts'
 import type { AuthParts } from './boot-auth.ts'
@@ -67,6 +70,10 @@ export async function bootControl(
     timeoutMs: ctx.timeoutMs,
     now: () => ctx.clock.now(),
   })
+  // the links routers report to this node (memory only): path selection, circuits and the fabric API read them
+  const links = new LinkRegistry({ now: () => ctx.clock.now(), warn: (msg, err) => ctx.logger.warn({ err: String(err) }, msg) })
+  // the one handler of Fault (1004): link subjects to the links feature, circuit subjects to the sink onCircuitFault takes
+  const faults = createFaultDispatcher({ logger: ctx.logger, metrics: ctx.registry })
   const plane = await startControlPlane({
     routers: { get: (id) => graph.snapshot().routers.get(id) },
     bus: ctx.bus,
@@ -101,6 +108,9 @@ export async function bootControl(
         },
         fctx,
       ),
+      // routers told of each other (PeerStateChanges), VerifyRouter, the links they report and their faults
+      createLinksFeature({ links, faults, router: (id) => graph.snapshot().routers.get(id), bus: ctx.bus }, fctx),
+      faults,
       // a cluster node tells routers every node's control endpoint (a single controller sends none)
       ...(clusterNode
         ? [createCtrlAddressesFeature({ nodes: () => actors.controllers.snapshot().byId.values(), revision: () => clusterNode.log.revision, bus: ctx.bus, registry: fctx.registry })]
@@ -108,6 +118,7 @@ export async function bootControl(
     ],
   })
   plane.dataModel = { index: () => projection.log.currentIndex, timelineId: () => projection.timelineId }
+  plane.links = links
   return plane
 }
 
