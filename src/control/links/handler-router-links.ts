@@ -25,15 +25,8 @@ export function routerLinksHandler(router: ConnectedRouter, ctx: LinksContext): 
       ctx.logger.info({ routerId: router.id, links: msg.links.length }, 'ignoring a links report from an old connection of the router')
       return
     }
-    const reported = msg.links.map((l) => ({
-      id: l.id,
-      destRouterId: l.destRouterId,
-      linkProtocol: l.linkProtocol,
-      dialAddress: l.dialAddress,
-      iteration: l.iteration,
-      connState: l.connState ? { stateIteration: l.connState.stateIteration, conns: l.connState.conns } : undefined,
-    }))
-    const out = ctx.links.report(router.id, reported, msg.fullRefresh)
+    // the decoded links are what the registry reads (it copies what it keeps)
+    const out = ctx.links.report(router.id, msg.links, msg.fullRefresh)
     ctx.counted.report('added', out.added.length)
     ctx.counted.report('kept', out.kept)
     ctx.counted.report('removed', out.removed.length)
