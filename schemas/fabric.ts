@@ -138,6 +138,8 @@ export const LinkDetail = Type.Object({
   destLatency: Type.Integer(),
   cost: Type.Integer(),
   iteration: Type.Integer(),
+  /** Its connections as the routers last reported them: what each carries, its local and remote address. */
+  connections: Type.Array(Type.Object({ type: Type.String(), source: Type.String(), dest: Type.String() })),
 })
 
 /** An admin's change of a link: out of (or back into) path selection, and its static cost (an int32, not negative). */

@@ -77,7 +77,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const control = await bootControl(opts, actors, auth, policy, { bus, clock, logger, registry, tls, writeQueue: parts.writeQueue, timeoutMs })
   phases.end('control plane')
   const routes = bootRoutes(actors, policy, auth, ops, {
-    clock, startedAt, timeoutMs, version, addresses, presence: control.registry, circuits: control.circuits, serviceListed: parts.controllerMetrics.serviceListed,
+    clock, startedAt, timeoutMs, version, addresses, presence: control.registry, links: control.links, circuits: control.circuits, serviceListed: parts.controllerMetrics.serviceListed,
   })
   const http = buildHttp(opts, store, actors, auth, ops, {
     routes, clock, startedAt, log, registry, httpMetrics: parts.httpMetrics, writeQueue: parts.writeQueue, mailboxes: parts.mailboxes, addresses,

@@ -19,6 +19,10 @@ import { createCircuitsFeature, type CircuitsFeature } from '../control/circuits
 import { createTerminatorsFeature } from '../control/terminators/terminators-feature.ts'
 import type { WriteGate } from '../control/terminators/terminator-context.ts'
 import { createRouterSessionCheck } from '../flows/routers/router-session-check.ts'
+import { LinkRegistry } from '../control/links/link-registry.ts'
+import { createLinksFeature } from '../control/links/links-feature.ts'
+import type { CircuitControl, LinkControl } from '../domain/fabric/fabric-types.ts'
+import { createFaultDispatcher } from '../control/faults/fault-dispatcher.ts'
 import { VERSION, BUILD_DATE, REVISION } from '../version.ts'
 import type { Actors } from './boot-actors.ts'
 import type { AuthParts } from './boot-auth.ts'
@@ -44,7 +48,7 @@ export async function bootControl(
     /** How long an API session lives without activity. */
     timeoutMs: number
   },
-): Promise<ControlPlane> {
+): Promise<ControlPlane & { links: LinkControl; circuits: CircuitControl }> {
   const { graph, pki, clusterNode, sessions, identities } = actors
   // the controller's id: a cluster node's name (routers know the nodes by it), else the server certificate's name
   const controllerId = opts.cluster?.nodeName ?? pki.server.view.subjectCn
@@ -69,6 +73,10 @@ export async function bootControl(
     now: () => ctx.clock.now(),
   })
   let circuits: CircuitsFeature | undefined
+  // the links routers report to this node (memory only): path selection, circuits and the fabric API read them
+  const links = new LinkRegistry({ now: () => ctx.clock.now(), warn: (msg, err) => ctx.logger.warn({ err: String(err) }, msg) })
+  // the one handler of Fault (1004): link subjects to the links feature, circuit subjects to the sink onCircuitFault takes
+  const faults = createFaultDispatcher({ logger: ctx.logger, metrics: ctx.registry })
   const plane = await startControlPlane({
     routers: { get: (id) => graph.snapshot().routers.get(id) },
     bus: ctx.bus,
@@ -103,7 +111,10 @@ export async function bootControl(
         },
         fctx,
       ),
-      // dials become circuits over this node's routers (and links), torn down on faults
+      // routers told of each other (PeerStateChanges), VerifyRouter, the links they report and their faults
+      createLinksFeature({ links, faults, router: (id) => graph.snapshot().routers.get(id), bus: ctx.bus }, fctx),
+      faults,
+      // dials become circuits over this node's routers and their usable links, torn down on faults
       (circuits = createCircuitsFeature(
         {
           graph,
@@ -113,6 +124,9 @@ export async function bootControl(
           accessTokens: auth.oidcSettings.enabled ? auth.oidcTokens : undefined,
           routeTimeoutMs: opts.circuits?.routeTimeoutMs,
           offlineGraceMs: opts.circuits?.offlineGraceMs,
+          usableLinks: () => links.usableLinks().map((l) => ({ id: l.id, a: l.srcRouterId, b: l.dstRouterId, cost: l.cost })),
+          // the fault dispatcher owns Fault (1004) and hands circuit subjects over
+          ownsFaults: false,
         },
         fctx,
       )),
@@ -123,9 +137,17 @@ export async function bootControl(
     ],
   })
   plane.dataModel = { index: () => projection.log.currentIndex, timelineId: () => projection.timelineId }
-  plane.circuits = circuits?.control
-  plane.circuitFailures = circuits ? () => circuits!.recentFailures() : undefined
-  return plane
+  // the features were made while the control plane started
+  const circuitsFeature = circuits!
+  faults.onCircuitFault((router, fault) => circuitsFeature.onFault(router, fault))
+  // a link gone (faulted, refreshed away, its router gone or deleted): the circuits over it are torn down
+  links.on((e) => {
+    if (e.type === 'removed') circuitsFeature.linkRemoved(e.link.id)
+  })
+  plane.links = links
+  plane.circuits = circuitsFeature.control
+  plane.circuitFailures = () => circuitsFeature.recentFailures()
+  return Object.assign(plane, { links, circuits: circuitsFeature.control })
 }
 
 /**

@@ -50,7 +50,6 @@ import { apiSessionCertificateRoutes } from '../http/routes/client/api-session-c
 import { postureResponseRoutes } from '../http/routes/client/posture-response-routes.ts'
 import { fabricRoutes } from '../http/routes/fabric/fabric-routes.ts'
 import type { CircuitControl, LinkControl } from '../domain/fabric/fabric-types.ts'
-import { NO_CIRCUITS, NO_LINKS } from './boot-fabric.ts'
 import { createEnrollByToken } from '../flows/enroll/enroll-by-token.ts'
 import { createEnrollKeys } from '../flows/enroll/enroll-keys.ts'
 import type { createControllerMetrics } from '../http/http-metrics.ts'
@@ -74,8 +73,8 @@ export function bootRoutes(
     presence: RouterPresenceReads
     serviceListed: ReturnType<typeof createControllerMetrics>['serviceListed']
     /** This node's links and circuits (the control plane) for the fabric API and the sessions' route paths. */
-    links?: LinkControl
-    circuits?: CircuitControl
+    links: LinkControl
+    circuits: CircuitControl
   },
 ): RouteDef[] {
   const { identities, sessions, graph, ca, controllers, clusterNode, graphLookups } = actors
@@ -136,7 +135,7 @@ export function bootRoutes(
     ...networkJwtRoutes({ jwts: createNetworkJwts({ ca, advertisedUrl: () => ctx.addresses.baseUrl }) }),
     ...protocolRoutes({ advertisedUrl: () => ctx.addresses.baseUrl }),
     ...fabricRoutes({
-      ...graphRouteDeps, links: ctx.links ?? NO_LINKS, circuits: ctx.circuits ?? NO_CIRCUITS, snapshots: ops.snapshots, clustered: clusterNode !== undefined,
+      ...graphRouteDeps, links: ctx.links, circuits: ctx.circuits, snapshots: ops.snapshots, clustered: clusterNode !== undefined,
     }),
   )
   return routes

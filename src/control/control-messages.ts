@@ -7,6 +7,7 @@
 import { create, fromBinary, toBinary, type DescMessage, type MessageInitShape, type MessageShape } from '@bufbuild/protobuf'
 import * as ctrl from './pb/ctrl_pb.ts'
 import * as edge from './pb/edge_ctrl_pb.ts'
+import * as metrics from './pb/metrics_pb.ts'
 import { ChannelContentType, type Frame, type HeaderMap } from './wire/control-frame.ts'
 import type { ControlChannel } from './channel/control-channel.ts'
 
@@ -34,6 +35,7 @@ const CONTENT_TYPES = new Map<DescMessage, number>([
   [ctrl.RouterInterfacesUpdateSchema, Ct.UpdateRouterInterfaces],
   [ctrl.LinkStateUpdateSchema, Ct.LinkState],
   [ctrl.ListenersSchema, Ct.UpdateLinkListenersType],
+  [metrics.MetricsMessageSchema, Ct.MetricsType],
   [edge.ServerHelloSchema, Et.ServerHelloType],
   [edge.ClientHelloSchema, Et.ClientHelloType],
   [edge.ErrorSchema, Et.ErrorType],

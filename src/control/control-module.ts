@@ -12,6 +12,7 @@ import { Counter, Gauge, type MetricsRegistry } from '../lib/metrics.ts'
 import type { EventBus } from '../actors/runtime/event-bus.ts'
 import type { PolicyGraphEvent } from '../actors/policy-graph/policy-graph-messages.ts'
 import type { Router } from '../domain/policy/policy-types.ts'
+import type { LinkControl } from '../domain/fabric/fabric-types.ts'
 import { formatVersionInfo, SYNC_STATUS, type RouterVersionInfo } from '../domain/router/router-presence.ts'
 import { admitRouter, CHURN_LIMIT_MS } from './control-admission.ts'
 import { createControlListener, CONTROL_LIMIT_DEFAULTS, type ControlLimits } from './control-listener.ts'
@@ -66,6 +67,8 @@ export interface ControlPlane {
   circuits?: CircuitControl
   /** The latest circuit requests this node refused or could not build, the newest first. */
   circuitFailures?: () => readonly CircuitFailureView[]
+  /** The links routers reported to this node, when the links feature runs (control/links/; the fabric API's). */
+  links?: LinkControl
   stop(): Promise<void>
 }
 
@@ -175,7 +178,7 @@ function linkListenersOf(headers: HeaderMap, log: (level: 'warn', f: Record<stri
   const value = headers.get(ControlHeaders.ListenersHeader)
   if (value === undefined) return []
   try {
-    return decodeHeaderMessage(ListenersSchema, value).listeners.map((l) => ({ address: l.address, protocol: l.protocol, groups: l.groups }))
+    return decodeHeaderMessage(ListenersSchema, value).listeners.map((l) => ({ address: l.address, protocol: l.protocol, groups: l.groups, localBinding: l.localBinding }))
   } catch (e) {
     log('warn', { routerId, err: String(e) }, 'the link listeners of a router hello do not decode; ignored')
     return []

@@ -21,11 +21,13 @@ import {
   type SyncStatus,
 } from '../domain/router/router-presence.ts'
 
-/** One link listener a router announced in its hello (header 1000). */
+/** One link listener a router announced in its hello (header 1000) or later (UpdateLinkListeners). */
 export interface LinkListenerInfo {
   address: string
   protocol: string
   groups: string[]
+  /** The local binding it listens on (empty when unset), passed on to the other routers as the router sent it. */
+  localBinding: string
 }
 
 /** A router with an open control channel on this node. */
@@ -42,7 +44,8 @@ export interface ConnectedRouter {
   readonly versionInfo: RouterVersionInfo
   /** The capability mask of its hello (header 1002). */
   readonly capabilities: bigint
-  readonly linkListeners: readonly LinkListenerInfo[]
+  /** Its link listeners: the hello's, replaced by each UpdateLinkListeners (control/links/). */
+  linkListeners: readonly LinkListenerInfo[]
   readonly ctrlChanListeners: Readonly<Record<string, readonly string[]>>
   /** From its ClientHello (edge routers). */
   hostname: string

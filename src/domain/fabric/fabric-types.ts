@@ -9,6 +9,14 @@
 /** A link's state: usable (Connected), failed, or the loser of a duplicate pair. */
 export type LinkMode = 'Connected' | 'Failed' | 'Duplicate'
 
+/** One connection of a link (a link may run over several), as its routers last reported them. */
+export interface LinkConnection {
+  /** What the connection carries (`payload`, `ack`, …, as the router names it). */
+  readonly type: string
+  readonly localAddr: string
+  readonly remoteAddr: string
+}
+
 /** A link between two routers, as its dialing router reported it (RouterLinks), with what the controller made of it. */
 export interface LinkView {
   /** The id the dialing router generated. */
@@ -30,6 +38,8 @@ export interface LinkView {
   readonly dstLatencyNs: number
   /** What path selection pays for the link: the static cost plus both latencies in milliseconds. */
   readonly cost: number
+  /** Its connections (RouterLinks' or LinkStateUpdate's latest state; empty when none was reported). */
+  readonly connections: readonly LinkConnection[]
   /** When this node learned of it (epoch ms). */
   readonly createdAt: number
 }
@@ -75,10 +85,15 @@ export interface CircuitControl extends CircuitReads {
   remove(id: string, immediate: boolean): boolean
 }
 
-/** What an admin may change of a link (the fabric API's PATCH /links/{id}). */
+/** What an admin may do to a link (the fabric API's PATCH and DELETE /links/{id}). */
 export interface LinkControl extends LinkReads {
   /** Answers the link after the change, or undefined when this node knows no such link. */
   update(id: string, change: { down?: boolean; staticCost?: number }): LinkView | undefined
+  /**
+   * Forgets the link and tells both its routers (a LinkFault, so they close it); false when this node knows no such
+   * link (then nothing is sent).
+   */
+  remove(id: string): boolean
 }
 
 /** A circuit request this node refused or could not build (kept for admins: the latest first, a bounded number). */

@@ -34,6 +34,7 @@ export function toLinkDetail(l: LinkView, routerName: RouterNameOf) {
     destLatency: l.dstLatencyNs,
     cost: l.cost,
     iteration: l.iteration,
+    connections: l.connections.map((c) => ({ type: c.type, source: c.localAddr, dest: c.remoteAddr })),
   }
 }
 

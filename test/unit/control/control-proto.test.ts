@@ -18,7 +18,7 @@ describe('src/control/pb', () => {
         env: { ...process.env, PATH: `${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH ?? ''}` },
       })
       expect(run.exitCode, new TextDecoder().decode(run.stderr)).toBe(0)
-      for (const file of ['ctrl_pb.ts', 'edge_ctrl_pb.ts']) {
+      for (const file of ['ctrl_pb.ts', 'edge_ctrl_pb.ts', 'metrics_pb.ts']) {
         expect(readFileSync(join(out, PB, file), 'utf8'), `${file} is stale: run bun run proto`).toBe(readFileSync(join(ROOT, PB, file), 'utf8'))
       }
     } finally {

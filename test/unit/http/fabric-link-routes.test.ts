@@ -16,7 +16,7 @@ const T0 = Date.UTC(2026, 0, 2, 3, 4, 5)
 function link(id: string, over: Partial<LinkView> = {}): LinkView {
   return {
     id, srcRouterId: 'ra', dstRouterId: 'rb', protocol: 'tls', dialAddress: 'tls:10.0.0.2:4023', iteration: 1, mode: 'Connected', down: false,
-    staticCost: 1, srcLatencyNs: 2_000_000, dstLatencyNs: 3_000_000, cost: 6, createdAt: T0, ...over,
+    staticCost: 1, srcLatencyNs: 2_000_000, dstLatencyNs: 3_000_000, cost: 6, createdAt: T0, connections: [], ...over,
   }
 }
 
@@ -29,11 +29,17 @@ function circuit(id: string, over: Partial<CircuitView> = {}): CircuitView {
 }
 
 /** Links in a Map; an update applies the change and answers the new view, as the control plane's would. */
-function testLinks(initial: LinkView[]): LinkControl & { updates: [string, object][] } {
+function testLinks(initial: LinkView[]): LinkControl & { updates: [string, object][]; removals: string[] } {
   const byId = new Map(initial.map((l) => [l.id, l]))
   const updates: [string, object][] = []
+  const removals: string[] = []
   return {
     updates,
+    removals,
+    remove(id) {
+      removals.push(id)
+      return byId.delete(id)
+    },
     all: () => byId.values(),
     get: (id) => byId.get(id),
     update(id, change) {
@@ -102,12 +108,14 @@ const idsOf = (res: { body: { data: { id: string }[] } }) => res.body.data.map((
 
 describe('GET /links', () => {
   it('lists the links in id order, with their routers as references and the state as the mode', async () => {
-    const { call } = setup([link('l2', { srcRouterId: 'rb', dstRouterId: 'gone', mode: 'Failed' }), link('l1')], [])
+    const conns = [{ type: 'payload', localAddr: 'tcp:10.0.0.1:40000', remoteAddr: 'tcp:10.0.0.2:4023' }]
+    const { call } = setup([link('l2', { srcRouterId: 'rb', dstRouterId: 'gone', mode: 'Failed' }), link('l1', { connections: conns })], [])
     const res = await call('GET', '/links')
     expect(res.status).toBe(200)
     expect(idsOf(res)).toEqual(['l1', 'l2'])
     expect(res.body.data[0]).toEqual({
       id: 'l1', protocol: 'tls', state: 'Connected', down: false, staticCost: 1, sourceLatency: 2_000_000, destLatency: 3_000_000, cost: 6, iteration: 1,
+      connections: [{ type: 'payload', source: 'tcp:10.0.0.1:40000', dest: 'tcp:10.0.0.2:4023' }],
       sourceRouter: { entity: 'routers', id: 'ra', name: 'router-a', _links: { self: { href: './routers/ra' }, terminators: { href: './routers/ra/terminators' } } },
       destRouter: { entity: 'routers', id: 'rb', name: 'router-b', _links: { self: { href: './routers/rb' }, terminators: { href: './routers/rb/terminators' } } },
     })
@@ -171,12 +179,14 @@ describe('PATCH /links/{id}', () => {
 })
 
 describe('DELETE /links/{id}', () => {
-  it('is refused with 405 METHOD_NOT_ALLOWED, the link untouched', async () => {
-    const { call } = setup([link('l1')], [])
-    const res = await call('DELETE', '/links/l1')
-    expect(res.status).toBe(405)
-    expect(res.body.error.code).toBe('METHOD_NOT_ALLOWED')
-    expect((await call('GET', '/links/l1')).status).toBe(200)
+  it('forgets a known link (200, empty) and answers 404 for one this node does not know', async () => {
+    const { call, links } = setup([link('l1')], [])
+    expect(await call('DELETE', '/links/l1')).toEqual({ status: 200, body: { data: {}, meta: {} } })
+    expect(links.removals).toEqual(['l1'])
+    expect((await call('GET', '/links/l1')).status).toBe(404)
+    const again = await call('DELETE', '/links/l1')
+    expect(again.status).toBe(404)
+    expect(again.body.error.code).toBe('NOT_FOUND')
   })
 })
 

@@ -83,7 +83,7 @@ describe('filter rows of links and circuits', () => {
   it('hold every symbol the lists declare, and nothing else', () => {
     const l = toLinkRow({
       id: 'l', srcRouterId: 'a', dstRouterId: 'b', protocol: 'tls', dialAddress: 'd', iteration: 2, mode: 'Failed', down: true,
-      staticCost: 3, srcLatencyNs: 4, dstLatencyNs: 5, cost: 6, createdAt: T0,
+      staticCost: 3, srcLatencyNs: 4, dstLatencyNs: 5, cost: 6, createdAt: T0, connections: [],
     })
     expect(Object.keys(l).sort()).toEqual(Object.keys(LINK_SYMBOLS).sort())
     expect(l).toMatchObject({ sourceRouter: 'a', destRouter: 'b', state: 'Failed', sourceLatency: 4, destLatency: 5 })

@@ -1,9 +1,8 @@
 /**
  * Fabric API: the links and circuits this node knows (memory only, per node: the control plane's registries behind
  * LinkControl and CircuitControl, domain/fabric/fabric-types.ts). A link's PATCH takes it out of (or back into) path
- * selection and sets its static cost; a circuit's DELETE tears it down, gracefully unless `immediate`. Removing a
- * link from the controller's view is refused: the routers own their links, and PATCH `down` is how an admin keeps
- * traffic off one.
+ * selection and sets its static cost, its DELETE forgets it and sends both its routers a LinkFault (they close it
+ * and may dial again); a circuit's DELETE tears it down, gracefully unless `immediate`.
  * @see ziti controller/internal/routes/link_router.go, circuit_router.go
  */
 import { CircuitDelete, CircuitDetail, LinkDetail, LinkPatch } from '../../../../schemas/fabric.ts'
@@ -57,9 +56,12 @@ export function fabricLinkRoutes(deps: FabricLinkRouteDeps): RouteDef[] {
         return okEmpty()
       },
     }),
-    refusedRoute({
-      method: 'DELETE', path: LINKS.item, tag: 'Link', summary: 'Drop a link from the controller (refused)',
-      why: "links are their routers': the controller does not forget one its routers hold; PATCH {\"down\": true} keeps traffic off it",
+    route({
+      ...FABRIC, method: 'DELETE', path: LINKS.item, tag: 'Link', summary: 'Forget a link; both its routers are told to close it',
+      handle: (ctx) => {
+        if (!deps.links.remove(ctx.params.id)) throw ApiError.notFound()
+        return okEmpty()
+      },
     }),
     route({
       ...FABRIC, method: 'GET', path: CIRCUITS.list, tag: 'Circuit', summary: 'List the circuits this node built', query: ListQuery, response: CircuitDetail,
