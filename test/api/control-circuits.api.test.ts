@@ -11,7 +11,8 @@ import { DestType } from '../../src/control/pb/ctrl_pb.ts'
 import { expectStatus, startTestServer, type TestServer } from '../support/harness.ts'
 import { enrollRouter, RouterEmulator, type RouterIdentity } from '../support/router-emulator.ts'
 import { bindingSdk, bindRequest, createTerminator, type BindingSdk } from '../support/router-emulator-terminators.ts'
-import { answerRoutes, dialV2, dialV3, DIALER_KEY, routesOf, sendConfirmation, sendFault, unroutesOf, type RouteAnswers } from '../support/router-emulator-circuits.ts'
+import { answerRoutes, dialV2, dialV3, DIALER_KEY, routesOf, sendConfirmation, unroutesOf, type RouteAnswers } from '../support/router-emulator-circuits.ts'
+import { sendFault } from '../support/router-emulator-links.ts'
 import { oidcSdk } from '../support/oidc-sdk.ts'
 
 let srv: TestServer

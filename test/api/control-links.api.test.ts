@@ -283,7 +283,7 @@ describe('link faults', () => {
     expect(linkFaultsReceived(ra)).toEqual([])
   })
 
-  it('drops circuit faults while nothing handles circuits, and the channel goes on', async () => {
+  it('takes circuit faults naming no circuit of this node without harm: the channel goes on', async () => {
     const ra = await connect(a)
     for (const s of [FaultSubject.IngressFault, FaultSubject.EgressFault, FaultSubject.ForwardFault, FaultSubject.UnknownOwnerForwardFault]) sendFault(ra, s, 'c-1 c-2')
     await settled(ra)

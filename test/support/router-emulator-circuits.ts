@@ -4,7 +4,7 @@
 // faults and circuit confirmations; and decoding what the controller sends (Route, Unroute, the dial's answer).
 // Written from router-control-plane.md §4.4-§5.3 and ziti router/handler_ctrl/route.go, router/xgress_edge.
 import { create, fromBinary, toBinary, type MessageInitShape } from '@bufbuild/protobuf'
-import { CircuitConfirmationSchema, ContentType as CtrlType, FaultSchema, RouteSchema, UnrouteSchema, type Route, type Unroute } from '../../src/control/pb/ctrl_pb.ts'
+import { CircuitConfirmationSchema, ContentType as CtrlType, RouteSchema, UnrouteSchema, type Route, type Unroute } from '../../src/control/pb/ctrl_pb.ts'
 import { ContentType as EdgeType } from '../../src/control/pb/edge_ctrl_pb.ts'
 import type { Frame, HeaderMap } from '../../src/control/wire/control-frame.ts'
 import {
@@ -115,11 +115,6 @@ export async function dialV3(
   ])
   const seq = emu.send({ contentType: EdgeType.CreateCircuitV3RequestType, headers })
   return answerOf(await emu.waitFor((f) => replyForOf(f) === seq, timeoutMs, 'the CreateCircuitV3 answer'), EdgeType.CreateCircuitV3ResponseType)
-}
-
-/** A Fault (1004): subject 0 ingress, 1 egress, 2 link, 3 forward, 4 unknown owner forward, 5 link duplicate. */
-export function sendFault(emu: RouterEmulator, subject: number, id: string, iteration = 0): number {
-  return emu.send({ contentType: CtrlType.FaultType, body: toBinary(FaultSchema, create(FaultSchema, { subject, id, iteration })) })
 }
 
 /** A CircuitConfirmation (1034): the circuits the router holds idle, idle times in nanoseconds. */
