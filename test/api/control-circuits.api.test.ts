@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { DestType } from '../../src/control/pb/ctrl_pb.ts'
 import { expectStatus, startTestServer, type TestServer } from '../support/harness.ts'
 import { enrollRouter, RouterEmulator, type RouterIdentity } from '../support/router-emulator.ts'
-import { bindingSdk, bindRequest, createTerminator, type BindingSdk } from '../support/router-emulator-terminators.ts'
+import { bindingSdk, bindRequest, createTerminator, updateTerminator, type BindingSdk } from '../support/router-emulator-terminators.ts'
+import { ContentType as EdgeType } from '../../src/control/pb/edge_ctrl_pb.ts'
 import { answerRoutes, dialV2, dialV3, DIALER_KEY, routesOf, sendConfirmation, unroutesOf, type RouteAnswers } from '../support/router-emulator-circuits.ts'
 import { sendFault } from '../support/router-emulator-links.ts'
 import { oidcSdk } from '../support/oidc-sdk.ts'
@@ -210,6 +211,44 @@ describe('terminator selection', () => {
       if (!again.ok) throw new Error(again.message)
       expect(routesOf(emu).find((r) => r.circuitId === again.circuitId)!.egress!.destination).toBe(chosen)
     }
+  })
+})
+
+describe('the ha strategy', () => {
+  it('fails over from the required terminator to the default one after 3 failed dials in a row, and back once the primary is updated', async () => {
+    const s = await service({ strategy: 'ha', terminators: [{ precedence: 1 }, {}] })
+    const [primary, standby] = s.terminatorIds as [string, string]
+    const destinations = (a: { ok: boolean; circuitId?: string }) => routesOf(emu).filter((r) => r.circuitId === a.circuitId).map((r) => r.egress!.destination)
+    // 4: the host refused the connection (the terminator stays; 1 would delete it as invalid)
+    answers.fail = (route) => (route.egress?.destination === primary ? { code: 4, message: 'connection refused' } : undefined)
+    try {
+      // two attempts on the primary, both failed: the dial fails (2 in a row)
+      const first = await dial(s.dialer)
+      expect(first.ok).toBe(false)
+      expect(destinations(first)).toEqual([primary, primary])
+      // the third failure marks it failed; the second attempt goes to the standby
+      const second = await dial(s.dialer)
+      if (!second.ok) throw new Error(second.message)
+      expect(destinations(second)).toEqual([primary, standby])
+    } finally {
+      answers.fail = undefined
+    }
+    // the primary is healthy again, but stays failed until it is next updated
+    const third = await dial(s.dialer)
+    if (!third.ok) throw new Error(third.message)
+    expect(destinations(third)).toEqual([standby])
+    // an update that changes nothing keeps the mark
+    const update = (more: { cost?: number; updateCost?: boolean; precedence?: number; updatePrecedence?: boolean }) =>
+      updateTerminator(emu, { sessionToken: s.host.sessionToken, apiSessionToken: s.host.apiSessionToken, terminatorId: primary, ...more })
+    expect((await update({ precedence: 1, updatePrecedence: true })).contentType).toBe(EdgeType.UpdateTerminatorResponseType)
+    const fifth = await dial(s.dialer)
+    if (!fifth.ok) throw new Error(fifth.message)
+    expect(destinations(fifth)).toEqual([standby])
+    // its host (through its router) changes it: the mark is gone
+    expect((await update({ cost: 1, updateCost: true })).contentType).toBe(EdgeType.UpdateTerminatorResponseType)
+    const fourth = await dial(s.dialer)
+    if (!fourth.ok) throw new Error(fourth.message)
+    expect(destinations(fourth)).toEqual([primary])
   })
 })
 

@@ -198,7 +198,7 @@ export class CircuitBuilder {
           createdAt: now,
           updatedAt: now,
         }
-        if (service.terminatorStrategy !== 'random') d.costs.dialSucceeded(terminator.id)
+        d.costs.succeeded(service.terminatorStrategy, service.id, terminator.id)
         d.registry.add(circuit)
         built = true
         return { ok: true, circuit, peerData }
@@ -237,7 +237,7 @@ export class CircuitBuilder {
         noPath = true
         continue
       }
-      candidates.push({ terminatorId: t.id, precedence: t.precedence, unbiasedCost: t.cost + d.costs.costOf(t.id) + p.cost, terminator: t })
+      candidates.push({ terminatorId: t.id, precedence: d.costs.precedenceOf(t), unbiasedCost: t.cost + d.costs.costOf(t.id) + p.cost, terminator: t })
     }
     if (candidates.length === 0) {
       if (noPath) return { ok: false, failure: 'NO_PATH', message: `no path from router ${params.sourceRouterId} to a terminator of service ${service.id}` }
@@ -296,7 +296,7 @@ export class CircuitBuilder {
       const cleanups = () => [...present].filter(([, ok]) => ok).map(([r]) => r)
       const dialFailed = () => {
         const svc = d.service(terminator.serviceId)
-        if (svc && svc.terminatorStrategy !== 'random') d.costs.dialFailed(terminator.id, d.now())
+        if (svc) d.costs.failed(svc.terminatorStrategy, svc.id, terminator, d.now())
       }
       const timer = setTimeout(() => {
         dialFailed()

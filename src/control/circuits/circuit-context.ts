@@ -49,6 +49,6 @@ export function teardown(ctx: CircuitContext, circuitId: string, now: boolean, c
     if (ch) circuitSenders(ch).unroute(c.id, now)
   }
   ctx.circuits.remove(c.id, cause)
-  if (c.strategy !== 'random') ctx.costs.circuitRemoved(c.terminatorId)
+  ctx.costs.released(c.strategy, c.terminatorId)
   return true
 }

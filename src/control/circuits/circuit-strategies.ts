@@ -5,17 +5,20 @@
  * - A candidate's cost = its static cost + its dynamic cost + its path's cost, biased by precedence into bands:
  *   required [0, 2^32/4), default [2^32/4, 2^32/2), failed [2^32/2, 3·2^32/4); candidates sort by biased cost.
  * - Only the candidates of the best precedence (the first band present) are chosen among.
- * - smartrouting: the cheapest. random: any of them, evenly. weighted: at random, a candidate's weight falling as
+ * - smartrouting: the cheapest. ha: the cheapest too, for an active/passive pair (one terminator required, the other
+ *   default): after 3 failed dials in a row of the service (a success resets the count) the terminator that failed is
+ *   taken as failed until the terminator next changes (its cost or precedence, by an admin or its host; as the real controller's ha strategy did until 2021;
+ *   its current one no longer registers it). random: any of them, evenly. weighted: at random, a candidate's weight falling as
  *   its unbiased cost grows (weight = 1 - cost / total). sticky: the terminator named by the dialer's stickiness
  *   token (peer data 1114) when it is among them, else the cheapest; the chosen terminator's id goes back as the token.
- * - Dynamic cost (every strategy but random): 2 per circuit the terminator carries, plus 20 per failed dial less 2
+ * - Dynamic cost (every strategy but random and ha): 2 per circuit the terminator carries, plus 20 per failed dial less 2
  *   per later success; every minute failures are credited back exponentially (2^(minutes since the last failure / 5)).
  * @see ziti controller/xt/costs.go, xt_smartrouting, xt_weighted, xt_random, xt_sticky, xt_common/cost_visitor.go
  */
 import type { Precedence } from '../../domain/policy/policy-types.ts'
 
 /** The strategies a service may name (`terminatorStrategy`), as the real controller registers them. */
-export const TERMINATOR_STRATEGIES = ['smartrouting', 'weighted', 'random', 'sticky'] as const
+export const TERMINATOR_STRATEGIES = ['smartrouting', 'weighted', 'random', 'sticky', 'ha'] as const
 export type TerminatorStrategy = (typeof TERMINATOR_STRATEGIES)[number]
 
 export const isTerminatorStrategy = (s: string): s is TerminatorStrategy => (TERMINATOR_STRATEGIES as readonly string[]).includes(s)
@@ -64,6 +67,7 @@ export function chooseTerminator<C extends Candidate>(
   const best = sorted.filter((c) => c.precedence === sorted[0]!.precedence)
   switch (strategy) {
     case 'smartrouting':
+    case 'ha':
       return { candidate: best[0]! }
     case 'random':
       return { candidate: best[Math.min(best.length - 1, Math.floor(opts.random() * best.length))]! }
@@ -89,11 +93,23 @@ export function chooseTerminator<C extends Candidate>(
   }
 }
 
+/** What the ha strategy's mark needs of a terminator: its record (immutable; a change of it is a new object). */
+export interface MarkableTerminator {
+  readonly id: string
+  readonly precedence: Precedence
+}
+
 interface TerminatorCost {
   circuits: number
   failureCost: number
   lastFailureAt: number
 }
+
+/** Failed dials in a row of an ha service that mark its terminator failed. */
+export const HA_FAILURES_TO_FAIL = 3
+
+/** The strategies whose choice follows the dynamic costs (circuits carried, dials failed). */
+const usesCosts = (strategy: string) => strategy !== 'random' && strategy !== 'ha'
 
 const CIRCUIT_COST = 2
 const FAILURE_COST = 20
@@ -101,9 +117,45 @@ const SUCCESS_CREDIT = 2
 const MAX_U32 = 2 ** 32 - 1
 const MAX_U16 = 65_535
 
-/** The dynamic costs of terminators (circuits carried, dials failed), kept by the strategies that use them. */
+/**
+ * What the strategies remember of terminators (memory, per node): the dynamic costs (circuits carried, dials failed)
+ * of the strategies that use them, and the ha strategy's failures in a row per service and the terminators it marked
+ * failed (the terminator's record as it was then: a changed record, a new object in the graph, ends the mark).
+ */
 export class DynamicCosts {
   private readonly costs = new Map<string, TerminatorCost>()
+  private readonly haFailures = new Map<string, number>()
+  private readonly haFailed = new Map<string, MarkableTerminator>()
+
+  /** A terminator's precedence as the strategies see it: failed while the ha strategy holds it failed. */
+  precedenceOf(t: MarkableTerminator): Precedence {
+    const marked = this.haFailed.get(t.id)
+    if (marked === undefined) return t.precedence
+    if (marked === t) return 'failed'
+    this.haFailed.delete(t.id)
+    return t.precedence
+  }
+
+  /** A circuit was built over the terminator. */
+  succeeded(strategy: string, serviceId: string, terminatorId: string): void {
+    if (strategy === 'ha') this.haFailures.delete(serviceId)
+    if (usesCosts(strategy)) this.dialSucceeded(terminatorId)
+  }
+
+  /** A dial over the terminator failed (its router refused or did not answer the route). */
+  failed(strategy: string, serviceId: string, t: MarkableTerminator, now: number): void {
+    if (strategy === 'ha') {
+      const n = (this.haFailures.get(serviceId) ?? 0) + 1
+      this.haFailures.set(serviceId, n)
+      if (n >= HA_FAILURES_TO_FAIL) this.haFailed.set(t.id, t)
+    }
+    if (usesCosts(strategy)) this.dialFailed(t.id, now)
+  }
+
+  /** A circuit over the terminator is gone. */
+  released(strategy: string, terminatorId: string): void {
+    if (usesCosts(strategy)) this.circuitRemoved(terminatorId)
+  }
 
   /** A terminator's dynamic cost (at most 65535, as the real one reports it). */
   costOf(terminatorId: string): number {
@@ -133,9 +185,10 @@ export class DynamicCosts {
     if (c && c.circuits > 0) c.circuits--
   }
 
-  /** The terminator is gone: it has no cost any more. */
+  /** The terminator is gone: it has no cost or mark any more. */
   forget(terminatorId: string): void {
     this.costs.delete(terminatorId)
+    this.haFailed.delete(terminatorId)
   }
 
   /** The minute's credit: each failure cost falls by 2^(minutes since its last failure / 5). */

@@ -1,5 +1,5 @@
-// Terminator selection: precedence bands, the four strategies, and the dynamic costs that make smartrouting spread
-// circuits and back off failing terminators.
+// Terminator selection: precedence bands, the five strategies, the dynamic costs that make smartrouting spread
+// circuits and back off failing terminators, and the ha strategy's failover.
 import { describe, expect, it } from 'bun:test'
 import { biasedCost, chooseTerminator, DynamicCosts, STICKINESS_TOKEN_KEY, type Candidate } from '../../../src/control/circuits/circuit-strategies.ts'
 import { rng } from '../../support/rng.ts'
@@ -50,6 +50,11 @@ describe('chooseTerminator', () => {
     expect(chooseTerminator('sticky', [c('a', 5), c('b', 1)], { random, stickinessToken: 'gone' })!.candidate.terminatorId).toBe('b')
   })
 
+  it('ha takes the cheapest of the best precedence, as smartrouting does', () => {
+    expect(chooseTerminator('ha', [c('standby', 0), c('primary', 50, 'required')], { random })!.candidate.terminatorId).toBe('primary')
+    expect(chooseTerminator('ha', [c('standby', 0), c('primary', 50, 'failed')], { random })!.candidate.terminatorId).toBe('standby')
+  })
+
   it('answers nothing for no candidates', () => {
     expect(chooseTerminator('smartrouting', [], { random })).toBeUndefined()
   })
@@ -72,5 +77,41 @@ describe('DynamicCosts', () => {
     expect(d.costOf('t')).toBe(4)
     d.forget('t')
     expect(d.costOf('t')).toBe(0)
+  })
+})
+
+describe('the ha strategy\'s failover', () => {
+  const primary = { id: 'p', precedence: 'required' as const }
+  it('marks a terminator failed after 3 failed dials of its service in a row, until its record changes', () => {
+    const d = new DynamicCosts()
+    d.failed('ha', 'svc', primary, 0)
+    d.failed('ha', 'svc', primary, 0)
+    expect(d.precedenceOf(primary)).toBe('required')
+    d.failed('ha', 'svc', primary, 0)
+    expect(d.precedenceOf(primary)).toBe('failed')
+    // ha keeps no dynamic cost
+    expect(d.costOf('p')).toBe(0)
+    // its host (or an admin) changed it: the graph holds a new record, and the mark is gone
+    expect(d.precedenceOf({ ...primary })).toBe('required')
+    expect(d.precedenceOf(primary)).toBe('required')
+  })
+
+  it('starts counting again after a success, per service, and leaves other strategies\' terminators alone', () => {
+    const d = new DynamicCosts()
+    d.failed('ha', 'svc', primary, 0)
+    d.failed('ha', 'svc', primary, 0)
+    d.succeeded('ha', 'svc', 'p')
+    d.failed('ha', 'svc', primary, 0)
+    d.failed('ha', 'other', primary, 0)
+    d.failed('ha', 'other', primary, 0)
+    expect(d.precedenceOf(primary)).toBe('required')
+    for (let i = 0; i < 5; i++) d.failed('smartrouting', 'svc2', { ...primary, id: 's' }, 0)
+    expect(d.precedenceOf({ ...primary, id: 's' })).toBe('required')
+    expect(d.costOf('s')).toBe(100)
+    d.failed('ha', 'svc', primary, 0)
+    d.failed('ha', 'svc', primary, 0)
+    expect(d.precedenceOf(primary)).toBe('failed')
+    d.forget('p')
+    expect(d.precedenceOf(primary)).toBe('required')
   })
 })
