@@ -108,6 +108,7 @@ export async function bootControl(
           controllerId,
           isClusterMember: clusterNode ? (name) => actors.controllers.snapshot().byId.has(name) : undefined,
           validateEveryMs: opts.terminatorValidateEveryMs,
+          offlineRemoveAfterMs: opts.terminatorOfflineRemoveMs,
         },
         fctx,
       ),

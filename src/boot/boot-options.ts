@@ -99,6 +99,8 @@ export interface ServerOptions {
   circuits?: { routeTimeoutMs?: number; offlineGraceMs?: number }
   /** How often terminators are validated with their routers when nothing else wakes the loop (default 30 s; tests). */
   terminatorValidateEveryMs?: number
+  /** How long a router may be away before the terminators it made for its SDKs go (single node; default 60 s; tests). */
+  terminatorOfflineRemoveMs?: number
 }
 
 export interface RunningServer {

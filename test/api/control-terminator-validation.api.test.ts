@@ -125,6 +125,49 @@ describe('validation with the router', () => {
   }, 20_000)
 })
 
+describe('a router away past the grace', () => {
+  let srv: TestServer
+  let serviceId: string
+  beforeAll(async () => {
+    srv = await startTestServer({ ctrlListen: { host: '127.0.0.1', port: 0 }, terminatorOfflineRemoveMs: 400 })
+    serviceId = await srv.create('/services', { name: 'away-svc', encryptionRequired: true })
+  }, 30_000)
+  afterAll(async () => {
+    await srv.stop()
+  })
+  const connect = (r: RouterIdentity) =>
+    RouterEmulator.connect({ port: srv.server.control.port!, caPem: srv.server.pki.caBundlePem, tls: { cert: r.cert, key: r.key }, routerId: r.id })
+  const exists = async (id: string) => (await srv.mgmt.get(`/terminators/${id}`)).status === 200
+
+  it('loses the terminators it made for its SDKs, not an admin\'s; one back within the grace keeps them', async () => {
+    const r = await enrollRouter(srv, 'away-r')
+    const sdk = await bindingSdk(srv, { name: 'away-host', serviceId, routerIds: [r.id] })
+    let router = await connect(r)
+    for (const id of ['aw-1', 'aw-2']) expect((await createTerminator(router, bindRequest(sdk, id))).result).toBe(CreateTerminatorResult.Success)
+    const admins = await srv.create('/terminators', { service: serviceId, router: r.id, binding: 'transport', address: 'tcp:a:1' })
+    // away for less than the grace: everything stays
+    router.close()
+    await eventually('the router offline', async () => !(await srv.mgmt.get(`/edge-routers/${r.id}`)).body.data.isOnline)
+    for (let i = 0; ; i++) {
+      const o = await RouterEmulator.tryConnect({ port: srv.server.control.port!, caPem: srv.server.pki.caBundlePem, tls: { cert: r.cert, key: r.key }, routerId: r.id })
+      if (o.ok) {
+        router = o.router
+        break
+      }
+      if (i === 20) throw new Error('the router could not connect again')
+      await Bun.sleep(20)
+    }
+    await Bun.sleep(700)
+    expect(await exists('aw-1')).toBe(true)
+    // away for good (killed): its SDKs' terminators go after the grace, the admin's stays
+    const leftAt = performance.now()
+    router.close()
+    await eventually('the hosted terminators removed', async () => !(await exists('aw-1')) && !(await exists('aw-2')))
+    expect(performance.now() - leftAt).toBeGreaterThanOrEqual(350)
+    expect(await exists(admins)).toBe(true)
+  }, 20_000)
+})
+
 describe('a controller whose writes are refused', () => {
   let setupSrv: TestServer
   let srv: TestServer

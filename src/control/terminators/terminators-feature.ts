@@ -11,7 +11,12 @@
  *   real controller: the node that made it, or the raft leader, which edgeplane has not)
  * - what a router says is invalid is deleted, in batches through the write queue (a busy queue: the next round)
  * - when a router disconnects its terminators stay (it establishes them again after it reconnects, and the
- *   validation on connect removes those it no longer has); only deleting the router deletes them, with it
+ *   validation on connect removes those it no longer has). On a single node, the terminators it made for the SDKs it
+ *   hosts (edge and tunnel bindings) go once it has been away for `offlineRemoveAfterMs` (60 s): a router killed for
+ *   good leaves nothing that looks hosted, and one that comes back establishes them again (the real router asks for
+ *   every hosted terminator the controller did not confirm 10 s after reconnecting). The real controller keeps them
+ *   until the router returns. A cluster node keeps them (the router may still be connected to another node).
+ * - deleting the router deletes them all, with it
  * No timer or request ends the process: the loop's failures are logged and it goes on.
  * @see router-control-plane.md §4.2, §4.3; ziti controller/network/router_messaging.go, network.go ValidateTerminators
  */
@@ -50,9 +55,16 @@ export interface TerminatorsFeatureDeps {
   isClusterMember?: (name: string) => boolean
   /** How often the validation loop runs without being woken (default 30 s; tests shorten it). */
   validateEveryMs?: number
+  /** How long a router may be away before its SDKs' terminators go (single node only; default 60 s). */
+  offlineRemoveAfterMs?: number
 }
 
 const VALIDATE_EVERY_MS = 30_000
+const OFFLINE_REMOVE_AFTER_MS = 60_000
+/** How soon a removal the write queue refused is tried again. */
+const OFFLINE_RETRY_MS = 5_000
+/** The bindings of the terminators an edge router makes for the SDKs it hosts (and establishes again on return). */
+const HOSTED_BINDINGS = new Set(['edge', 'tunnel'])
 
 export function createTerminatorsFeature(deps: TerminatorsFeatureDeps, fc: FeatureContext): ControlFeature {
   const { registry, clock, logger } = fc
@@ -135,8 +147,41 @@ export function createTerminatorsFeature(deps: TerminatorsFeatureDeps, fc: Featu
 
   const ticker = setInterval(round, deps.validateEveryMs ?? VALIDATE_EVERY_MS)
   ticker.unref?.()
+
+  // routers away: their SDKs' terminators go after the grace, unless they came back (single node only)
+  const away = new Map<string, ReturnType<typeof setTimeout>>()
+  const removeAfterMs = deps.offlineRemoveAfterMs ?? OFFLINE_REMOVE_AFTER_MS
+  const removeHostedOf = (routerId: string) => {
+    away.delete(routerId)
+    if (stopped || registry.get(routerId)) return
+    const ids = deps.graph
+      .snapshot()
+      .terminatorsOfRouter(routerId)
+      .filter((t) => t.isSystem && HOSTED_BINDINGS.has(t.binding))
+      .map((t) => t.id)
+    if (ids.length === 0) return
+    void gatedWrite(deps.writes, () => deps.graph.ask({ type: 'terminator.removeMany', ids, routerId, change: controlChange(deps.controllerId) })).then((w) => {
+      if (w.ok) logger.info({ routerId, terminators: ids.length }, 'removed the hosted terminators of a router away past the grace')
+      else {
+        logger.info({ routerId, err: w.message }, 'removing the hosted terminators of a router away failed; tried again shortly')
+        routerAway(routerId, OFFLINE_RETRY_MS)
+      }
+    })
+  }
+  const routerAway = (routerId: string, ms: number) => {
+    if (deps.isClusterMember !== undefined || away.has(routerId) || stopped) return
+    const t = setTimeout(() => removeHostedOf(routerId), ms)
+    t.unref?.()
+    away.set(routerId, t)
+  }
+
   const unsubscribe = [
     registry.on('connected', (e) => {
+      const pending = away.get(e.router.id)
+      if (pending) {
+        clearTimeout(pending)
+        away.delete(e.router.id)
+      }
       const ts = deps.graph.snapshot().terminatorsOfRouter(e.router.id)
       if (ts.length === 0) return
       validations.queue(ts.map(toValidated))
@@ -166,10 +211,13 @@ export function createTerminatorsFeature(deps: TerminatorsFeatureDeps, fc: Featu
     },
     disconnected(router) {
       validations.routerGone(router.id)
+      routerAway(router.id, removeAfterMs)
     },
     stop() {
       stopped = true
       clearInterval(ticker)
+      for (const t of away.values()) clearTimeout(t)
+      away.clear()
       if (woken !== undefined) clearTimeout(woken)
       for (const u of unsubscribe) u()
     },
