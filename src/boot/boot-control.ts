@@ -126,8 +126,6 @@ export async function bootControl(
           routeTimeoutMs: opts.circuits?.routeTimeoutMs,
           offlineGraceMs: opts.circuits?.offlineGraceMs,
           usableLinks: () => links.usableLinks().map((l) => ({ id: l.id, a: l.srcRouterId, b: l.dstRouterId, cost: l.cost })),
-          // the fault dispatcher owns Fault (1004) and hands circuit subjects over
-          ownsFaults: false,
         },
         fctx,
       )),
@@ -140,6 +138,7 @@ export async function bootControl(
   plane.dataModel = { index: () => projection.log.currentIndex, timelineId: () => projection.timelineId }
   // the features were made while the control plane started
   const circuitsFeature = circuits!
+  // the fault dispatcher owns Fault (1004) and hands the circuit subjects over
   faults.onCircuitFault((router, fault) => circuitsFeature.onFault(router, fault))
   // a link gone (faulted, refreshed away, its router gone or deleted): the circuits over it are torn down
   links.on((e) => {

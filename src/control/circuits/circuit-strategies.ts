@@ -5,19 +5,21 @@
  * - A candidate's cost = its static cost + its dynamic cost + its path's cost, biased by precedence into bands:
  *   required [0, 2^32/4), default [2^32/4, 2^32/2), failed [2^32/2, 3·2^32/4); candidates sort by biased cost.
  * - Only the candidates of the best precedence (the first band present) are chosen among.
- * - smartrouting: the cheapest. ha: the cheapest too, for an active/passive pair (one terminator required, the other
- *   default): after 3 failed dials in a row of the service (a success resets the count) the terminator that failed is
- *   taken as failed until the terminator next changes (its cost or precedence, by an admin or its host; as the real controller's ha strategy did until 2021;
- *   its current one no longer registers it). random: any of them, evenly. weighted: at random, a candidate's weight falling as
+ * - smartrouting: the cheapest. random: any of them, evenly. weighted: at random, a candidate's weight falling as
  *   its unbiased cost grows (weight = 1 - cost / total). sticky: the terminator named by the dialer's stickiness
  *   token (peer data 1114) when it is among them, else the cheapest; the chosen terminator's id goes back as the token.
- * - Dynamic cost (every strategy but random and ha): 2 per circuit the terminator carries, plus 20 per failed dial less 2
- *   per later success; every minute failures are credited back exponentially (2^(minutes since the last failure / 5)).
+ * - ha, for an active/passive pair (one terminator required, the other default): the cheapest, and after 3 failed
+ *   dials of the service in a row (a success resets the count) the terminator that failed counts as failed until its
+ *   record changes (its cost or precedence, by an admin or its host). The real controller had it until 2021 (fabric
+ *   xt_ha); its current one no longer registers it.
+ * - Dynamic cost (every strategy but random and ha): 2 per circuit the terminator carries, plus 20 per failed dial
+ *   less 2 per later success; every minute failures are credited back exponentially (2^(minutes since the last
+ *   failure / 5)).
  * @see ziti controller/xt/costs.go, xt_smartrouting, xt_weighted, xt_random, xt_sticky, xt_common/cost_visitor.go
  */
 import type { Precedence } from '../../domain/policy/policy-types.ts'
 
-/** The strategies a service may name (`terminatorStrategy`), as the real controller registers them. */
+/** The strategies a service may name (`terminatorStrategy`): the real controller's four, and its former `ha`. */
 export const TERMINATOR_STRATEGIES = ['smartrouting', 'weighted', 'random', 'sticky', 'ha'] as const
 export type TerminatorStrategy = (typeof TERMINATOR_STRATEGIES)[number]
 

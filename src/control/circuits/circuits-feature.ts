@@ -23,9 +23,7 @@ import type { RouterSessionCheck } from '../../flows/routers/router-session-chec
 import type { OidcTokens } from '../../flows/oidc/oidc-tokens.ts'
 import type { ControlFeature, FeatureContext } from '../control-feature.ts'
 import type { ConnectedRouter } from '../control-routers.ts'
-import { ContentType as CtrlType, FaultSchema } from '../pb/ctrl_pb.ts'
-import { decodeBody } from '../control-messages.ts'
-import type { Frame } from '../wire/control-frame.ts'
+import { ContentType as CtrlType } from '../pb/ctrl_pb.ts'
 import { ContentType as EdgeType } from '../pb/edge_ctrl_pb.ts'
 import { CircuitBuilder, CIRCUIT_FAILURES } from './circuit-builder.ts'
 import { teardown, type CircuitContext } from './circuit-context.ts'
@@ -59,8 +57,6 @@ export interface CircuitsDeps {
   routeTimeoutMs?: number
   offlineGraceMs?: number
   slots?: number
-  /** False when another feature takes the Fault content type and calls `onFault` (default true). */
-  ownsFaults?: boolean
 }
 
 export interface CircuitsFeature extends ControlFeature {
@@ -200,9 +196,6 @@ export function createCircuitsFeature(deps: CircuitsDeps, fctx: FeatureContext):
       [EdgeType.CreateCircuitV3RequestType, createCircuitV3Handler(router, ctx)],
       [CtrlType.CircuitConfirmationType, circuitConfirmationHandler(router, ctx)],
       [ROUTE_RESULT_TYPE, routeResultHandler(router, ctx)],
-      // the Fault's circuit subjects (its link subjects are the links feature's, once it runs: then a dispatcher owns
-      // this content type and hands this feature onFault)
-      ...(deps.ownsFaults === false ? [] : [[CtrlType.FaultType, (frame: Frame) => circuitFault(router, decodeBody(FaultSchema, frame), ctx)] as const]),
     ],
     disconnected(router) {
       if (circuits.ofRouter(router.id).length === 0 || offline.has(router.id)) return
